@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugstack.conf arguments, e.g.
+ *   required spank_nccl.so profiles=/etc/slurm/nccl-profiles.conf \
+ *            default_profiles=quiet-logs warmup_timeout=60
+ * Admin-owned: nothing here can be set by a user.
+ */
+#ifndef SN_CONFIG_H
+#define SN_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "options.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#ifndef LIBEXECDIR
+#define LIBEXECDIR "/usr/libexec"
+#endif
+
+#define SN_DEFAULT_PROFILES_PATH SYSCONFDIR "/nccl-profiles.conf"
+#define SN_DEFAULT_WARMUP_HELPER LIBEXECDIR "/nccl-warmup"
+#define SN_DEFAULT_WARMUP_TIMEOUT_S 60
+#define SN_MAX_WARMUP_TIMEOUT_S 540	/* srun gives up on launch after 600 s */
+#define SN_DEFAULT_WARMUP_BYTES (64UL << 20)
+
+enum sn_warmup_policy {
+	SN_POLICY_FAIL = 0,
+	SN_POLICY_WARN,
+};
+
+struct sn_config {
+	char profiles_path[PATH_MAX];
+	struct sn_profile_request default_profiles;	/* site defaults */
+	char warmup_helper[PATH_MAX];
+	unsigned int warmup_timeout_s;
+	enum sn_warmup_mode warmup_mode;	/* mode of a bare --nccl-warmup */
+	enum sn_warmup_policy warmup_policy;
+	double warmup_min_busbw_gbps;		/* 0: no floor */
+	unsigned long warmup_bytes;		/* bandwidth-mode message size */
+};
+
+void sn_config_defaults(struct sn_config *cfg);
+/* argv as given to slurm_spank_init(); errors name the argument. */
+int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
+		    struct sn_error *err);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Applies a resolved plan to an environment.  All changes are computed
+ * first; only then are they written, so a failure leaves nothing
+ * half-applied (already-written changes are rolled back).
+ *
+ * Semantics (documented in nccl-profiles.conf(5)):
+ *   set      VAR unset -> VAR=VALUE; VAR set to another value -> kept, notice
+ *   default  VAR unset -> VAR=VALUE; otherwise kept silently
+ *   merge    KEY absent from the list -> appended; KEY with another value ->
+ *            kept, notice; other keys always kept
+ *   unset    VAR set -> kept, notice (only "force unset" removes it)
+ *   force    the profile's value replaces the user's; notice
+ */
+#ifndef SN_ENV_APPLY_H
+#define SN_ENV_APPLY_H
+
+#include <stddef.h>
+
+#include "envlist.h"
+#include "error.h"
+#include "resolve.h"
+
+enum sn_notice_kind {
+	SN_NOTICE_USER_KEPT,		/* user's value wins over the profile */
+	SN_NOTICE_USER_OVERRIDDEN,	/* forced: profile replaced user's value */
+};
+
+struct sn_notice {
+	enum sn_notice_kind kind;
+	char var[128];
+	char profile[64];
+	char user_value[256];	/* truncated for display */
+	char profile_value[256];
+};
+
+struct sn_apply_report {
+	size_t n_set;		/* variables written */
+	size_t n_unset;		/* variables removed */
+	struct sn_notice *notices;
+	size_t n_notices;
+};
+
+int sn_plan_apply(const struct sn_plan *plan, struct sn_env *env,
+		  struct sn_apply_report *report, struct sn_error *err);
+void sn_apply_report_free(struct sn_apply_report *report);
+/* One human sentence for a notice, without the "spank-nccl: " prefix. */
+void sn_notice_format(const struct sn_notice *n, char *buf, size_t len);
+
+#endif

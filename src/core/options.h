@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parsing of the two user-facing option values, shared by the command-line
+ * callbacks and the SPANK_NCCL_* environment-variable forms:
+ *
+ *   --nccl-profile=NAME[,NAME...] | list | none
+ *   --nccl-warmup[=MODE[,verbose]]   MODE: off | check | comm | bandwidth
+ */
+#ifndef SN_OPTIONS_H
+#define SN_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define SN_PROFILE_NAME_MAX 64
+#define SN_PROFILE_REQUEST_MAX 32
+
+/* Environment-variable forms of the options (the command line wins). */
+#define SN_ENV_PROFILE "SPANK_NCCL_PROFILE"
+#define SN_ENV_WARMUP "SPANK_NCCL_WARMUP"
+
+struct sn_profile_request {
+	bool given;		/* option or env var was present */
+	bool list;		/* "list": print profiles and exit */
+	bool none;		/* "none": no profiles, not even site defaults */
+	size_t count;
+	char names[SN_PROFILE_REQUEST_MAX][SN_PROFILE_NAME_MAX];
+};
+
+enum sn_warmup_mode {
+	SN_WARMUP_MODE_UNSET = 0,	/* use the site default mode */
+	SN_WARMUP_MODE_OFF,
+	SN_WARMUP_MODE_CHECK,
+	SN_WARMUP_MODE_COMM,
+	SN_WARMUP_MODE_BANDWIDTH,
+};
+
+struct sn_warmup_request {
+	bool given;
+	enum sn_warmup_mode mode;	/* UNSET when given without a mode */
+	bool verbose;
+};
+
+/* True if NAME is a valid profile name: [A-Za-z0-9][A-Za-z0-9._-]*, < 64. */
+bool sn_profile_name_valid(const char *name);
+
+int sn_profile_option_parse(const char *value, struct sn_profile_request *req,
+			    struct sn_error *err);
+
+/* VALUE may be NULL (bare --nccl-warmup). */
+int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
+			   struct sn_error *err);
+
+const char *sn_warmup_mode_name(enum sn_warmup_mode mode);
+/* Returns SN_WARMUP_MODE_UNSET for an unknown word. */
+enum sn_warmup_mode sn_warmup_mode_from_name(const char *word);
+
+#endif

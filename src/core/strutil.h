@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SN_STRUTIL_H
+#define SN_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Copies SRC into DST of LEN bytes; returns -1 (DST emptied) if truncated. */
+int sn_strlcpy(char *dst, const char *src, size_t len);
+/* Trims leading/trailing ASCII whitespace in place; returns S. */
+char *sn_strtrim(char *s);
+/* True if NAME is a POSIX-portable environment variable name. */
+bool sn_env_name_valid(const char *name);
+/* Case-insensitive ASCII equality. */
+bool sn_streq_nocase(const char *a, const char *b);
+
+#endif
