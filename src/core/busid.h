@@ -37,4 +37,15 @@ bool sn_busid_equal(const struct sn_pci_busid *a, const struct sn_pci_busid *b);
 bool sn_busid_find_duplicate(const struct sn_gpu_identity *gpus, size_t n,
 			     size_t *a, size_t *b);
 
+/* True if any of the N GPUs is a MIG compute instance. */
+bool sn_busid_any_mig(const struct sn_gpu_identity *gpus, size_t n);
+
+/*
+ * Formats a 16-byte CUDA UUID as nvidia-smi prints it:
+ * "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" ("MIG-..." when MIG).
+ * OUT needs at least 41 bytes; returns 0, or -1 if it is too small.
+ */
+int sn_uuid_format(const unsigned char bytes[16], bool mig, char *out,
+		   size_t len);
+
 #endif

@@ -28,10 +28,11 @@ enum sn_notice_kind {
 
 struct sn_notice {
 	enum sn_notice_kind kind;
+	enum sn_op_kind op;	/* SET, MERGE or UNSET (default is silent) */
 	char var[128];
 	char profile[64];
-	char user_value[256];	/* truncated for display */
-	char profile_value[256];
+	char user_value[256];	/* truncated for display; MERGE: "KEY:VALUE" */
+	char profile_value[256];	/* UNSET: empty */
 };
 
 struct sn_apply_report {

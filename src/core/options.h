@@ -49,6 +49,13 @@ bool sn_profile_name_valid(const char *name);
 int sn_profile_option_parse(const char *value, struct sn_profile_request *req,
 			    struct sn_error *err);
 
+/*
+ * The same grammar for another source of profile names (plugstack.conf's
+ * default_profiles=): errors begin with SUBJECT instead of the option.
+ */
+int sn_profile_list_parse_for(const char *value, struct sn_profile_request *req,
+			      const char *subject, struct sn_error *err);
+
 /* VALUE may be NULL (bare --nccl-warmup). */
 int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 			   struct sn_error *err);

@@ -20,9 +20,13 @@
 #include "profile_file.h"
 
 struct sn_plan {
-	struct sn_env_op *ops;	/* copies; var/value owned by the plan */
+	struct sn_env_op *ops;	/* copies; var/value/profile owned by the plan */
 	size_t n_ops;
-	char names[512];	/* "a,b,c": profiles that contributed, in order */
+	/*
+	 * "a,b,c": the requested profiles, after the site defaults that still
+	 * contribute an operation; ends in ",..." if it does not fit.
+	 */
+	char names[512];
 };
 
 int sn_resolve(const struct sn_profile_set *set,

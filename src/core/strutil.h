@@ -13,5 +13,12 @@ char *sn_strtrim(char *s);
 bool sn_env_name_valid(const char *name);
 /* Case-insensitive ASCII equality. */
 bool sn_streq_nocase(const char *a, const char *b);
+/* True if S holds an ASCII control character other than tab (or DEL). */
+bool sn_str_has_control(const char *s);
+/*
+ * Copies SRC into DST for quoting in a message: control bytes become '?',
+ * and a value that does not fit ends in "...".
+ */
+void sn_str_printable(char *dst, size_t len, const char *src);
 
 #endif

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "strutil.h"
+
+#define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
+	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
+	"warmup_bytes"
+#define MIN_WARMUP_BYTES (1UL << 10)
+#define MAX_WARMUP_BYTES (16UL << 30)
+/* Far above any interconnect today: a larger floor is a typo (MB/s?). */
+#define MAX_MIN_BUSBW_GBPS 100000.0
+
+typedef int (*key_parser)(struct sn_config *cfg, const char *value,
+			  const char *arg, struct sn_error *err);
+
+struct key_def {
+	const char *key;
+	key_parser parse;
+};
+
+/* Every message names the whole argument as written in plugstack.conf. */
+#define ARG_ERROR(err, arg, ...) do { \
+	char shown_[256]; \
+	sn_str_printable(shown_, sizeof(shown_), (arg)); \
+	char detail_[512]; \
+	snprintf(detail_, sizeof(detail_), __VA_ARGS__); \
+	sn_error_set((err), "plugstack.conf argument \"%s\": %s", shown_, \
+		     detail_); \
+} while (0)
+
+void sn_config_defaults(struct sn_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	sn_strlcpy(cfg->profiles_path, SN_DEFAULT_PROFILES_PATH,
+		   sizeof(cfg->profiles_path));
+	sn_strlcpy(cfg->warmup_helper, SN_DEFAULT_WARMUP_HELPER,
+		   sizeof(cfg->warmup_helper));
+	cfg->warmup_timeout_s = SN_DEFAULT_WARMUP_TIMEOUT_S;
+	cfg->warmup_mode = SN_WARMUP_MODE_COMM;
+	cfg->warmup_policy = SN_POLICY_FAIL;
+	cfg->warmup_min_busbw_gbps = 0.0;
+	cfg->warmup_bytes = SN_DEFAULT_WARMUP_BYTES;
+}
+
+static int parse_abs_path(char *dst, size_t len, const char *value,
+			  const char *arg, struct sn_error *err)
+{
+	if (value[0] != '/') {
+		ARG_ERROR(err, arg, "expected an absolute path (starting with '/')");
+		return -1;
+	}
+	if (sn_str_has_control(value)) {
+		ARG_ERROR(err, arg, "the path contains control characters");
+		return -1;
+	}
+	if (sn_strlcpy(dst, value, len) < 0) {
+		ARG_ERROR(err, arg, "the path is too long (at most %zu bytes)",
+			  len - 1);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_profiles(struct sn_config *cfg, const char *value,
+			  const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->profiles_path, sizeof(cfg->profiles_path),
+			      value, arg, err);
+}
+
+static int parse_helper(struct sn_config *cfg, const char *value,
+			const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->warmup_helper, sizeof(cfg->warmup_helper),
+			      value, arg, err);
+}
+
+static int parse_default_profiles(struct sn_config *cfg, const char *value,
+				  const char *arg, struct sn_error *err)
+{
+	char shown[256];
+	char subject[320];
+
+	sn_str_printable(shown, sizeof(shown), arg);
+	snprintf(subject, sizeof(subject), "plugstack.conf argument \"%s\"",
+		 shown);
+	if (sn_profile_list_parse_for(value, &cfg->default_profiles, subject,
+				      err) < 0)
+		return -1;
+	if (cfg->default_profiles.list) {
+		memset(&cfg->default_profiles, 0, sizeof(cfg->default_profiles));
+		ARG_ERROR(err, arg, "\"list\" is a user request, not a profile: name the profiles every step gets, or \"none\"");
+		return -1;
+	}
+	return 0;
+}
+
+/* Digits only: strtoul() would also take signs, spaces and hex. */
+static bool all_digits(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	}
+	return true;
+}
+
+static int parse_timeout(struct sn_config *cfg, const char *value,
+			 const char *arg, struct sn_error *err)
+{
+	unsigned long v;
+
+	errno = 0;
+	v = all_digits(value, strlen(value)) ? strtoul(value, NULL, 10) : 0;
+	if (errno || v < 1 || v > SN_MAX_WARMUP_TIMEOUT_S) {
+		ARG_ERROR(err, arg, "expected whole seconds between 1 and %d",
+			  SN_MAX_WARMUP_TIMEOUT_S);
+		return -1;
+	}
+	cfg->warmup_timeout_s = (unsigned int)v;
+	return 0;
+}
+
+static int parse_mode(struct sn_config *cfg, const char *value,
+		      const char *arg, struct sn_error *err)
+{
+	enum sn_warmup_mode mode = sn_warmup_mode_from_name(value);
+
+	if (mode == SN_WARMUP_MODE_UNSET) {
+		ARG_ERROR(err, arg, "expected one of off, check, comm, bandwidth");
+		return -1;
+	}
+	cfg->warmup_mode = mode;
+	return 0;
+}
+
+static int parse_policy(struct sn_config *cfg, const char *value,
+			const char *arg, struct sn_error *err)
+{
+	if (sn_streq_nocase(value, "fail")) {
+		cfg->warmup_policy = SN_POLICY_FAIL;
+	} else if (sn_streq_nocase(value, "warn")) {
+		cfg->warmup_policy = SN_POLICY_WARN;
+	} else {
+		ARG_ERROR(err, arg, "expected fail (refuse the step) or warn (print and run it)");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_busbw(struct sn_config *cfg, const char *value,
+		       const char *arg, struct sn_error *err)
+{
+	const char *p;
+	int dots = 0, digits = 0;
+	double v;
+
+	/* Plain decimal only: strtod() also takes "inf", "nan" and hex. */
+	for (p = value; *p; p++) {
+		if (*p == '.')
+			dots++;
+		else if (*p >= '0' && *p <= '9')
+			digits++;
+		else
+			break;
+	}
+	v = (*p || dots > 1 || digits == 0) ? -1.0 : strtod(value, NULL);
+	if (!(v >= 0.0 && v <= MAX_MIN_BUSBW_GBPS)) {
+		ARG_ERROR(err, arg, "expected a bus bandwidth in GB/s between 0 and %.0f, e.g. 100 or 37.5 (0: no floor)",
+			  MAX_MIN_BUSBW_GBPS);
+		return -1;
+	}
+	cfg->warmup_min_busbw_gbps = v;
+	return 0;
+}
+
+static int parse_bytes(struct sn_config *cfg, const char *value,
+		       const char *arg, struct sn_error *err)
+{
+	size_t n = strlen(value);
+	unsigned long long v = 0;
+	unsigned int shift = 0;
+
+	if (n > 0) {
+		switch (value[n - 1]) {
+		case 'K': case 'k': shift = 10; n--; break;
+		case 'M': case 'm': shift = 20; n--; break;
+		case 'G': case 'g': shift = 30; n--; break;
+		}
+	}
+	/* 12 digits cannot overflow 64 bits even shifted by 30. */
+	if (all_digits(value, n) && n <= 12) {
+		v = strtoull(value, NULL, 10) << shift;
+	}
+	if (v < MIN_WARMUP_BYTES || v > MAX_WARMUP_BYTES) {
+		ARG_ERROR(err, arg, "expected a size from 1K to 16G: a whole number with an optional K, M or G suffix, e.g. 64M");
+		return -1;
+	}
+	cfg->warmup_bytes = (unsigned long)v;
+	return 0;
+}
+
+static const struct key_def keys[] = {
+	{ "profiles", parse_profiles },
+	{ "default_profiles", parse_default_profiles },
+	{ "warmup_helper", parse_helper },
+	{ "warmup_timeout", parse_timeout },
+	{ "warmup_mode", parse_mode },
+	{ "warmup_policy", parse_policy },
+	{ "warmup_min_busbw", parse_busbw },
+	{ "warmup_bytes", parse_bytes },
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
+		    struct sn_error *err)
+{
+	/* Parse into a copy: a bad argument leaves CFG untouched. */
+	struct sn_config next = *cfg;
+	bool seen[N_KEYS] = { false };
+	int i;
+	size_t k;
+
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *eq = strchr(arg, '=');
+		size_t keylen = eq ? (size_t)(eq - arg) : 0;
+
+		if (!eq) {
+			ARG_ERROR(err, arg, "expected KEY=VALUE with KEY one of " VALID_KEYS);
+			return -1;
+		}
+		for (k = 0; k < N_KEYS; k++) {
+			if (strlen(keys[k].key) == keylen &&
+			    strncmp(arg, keys[k].key, keylen) == 0)
+				break;
+		}
+		if (k == N_KEYS) {
+			ARG_ERROR(err, arg, "unknown key \"%.*s\": valid keys are " VALID_KEYS,
+				  (int)(keylen > 64 ? 64 : keylen), arg);
+			return -1;
+		}
+		if (seen[k]) {
+			ARG_ERROR(err, arg, "%s is given twice: keep one", keys[k].key);
+			return -1;
+		}
+		seen[k] = true;
+		if (eq[1] == '\0') {
+			ARG_ERROR(err, arg, "empty value: remove the argument to use the default");
+			return -1;
+		}
+		if (keys[k].parse(&next, eq + 1, arg, err) < 0)
+			return -1;
+	}
+	*cfg = next;
+	return 0;
+}

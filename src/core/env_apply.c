@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env_apply.h"
+#include "rules.h"
+#include "strutil.h"
+
+/* Longest user value we read back (spank_getenv needs a buffer). */
+#define APPLY_VALUE_MAX 32768
+
+/* What one variable becomes; one entry per variable the plan touches. */
+struct change {
+	const char *var;	/* the plan's string */
+	char *old;		/* NULL: was unset */
+	char *now;		/* NULL: unset */
+};
+
+struct apply {
+	struct change *changes;
+	size_t n;
+	struct sn_notice *notices;
+	size_t n_notices;
+	char *buf;
+	struct sn_env *env;
+	struct sn_error *err;
+};
+
+static int oom(struct apply *a)
+{
+	sn_error_set(a->err, "out of memory while applying profiles");
+	return -1;
+}
+
+static struct change *change_for(struct apply *a, const char *var)
+{
+	struct change *grown;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < a->n; i++) {
+		if (strcmp(a->changes[i].var, var) == 0)
+			return &a->changes[i];
+	}
+	rc = a->env->get(a->env->ctx, var, a->buf, APPLY_VALUE_MAX);
+	if (rc < 0) {
+		sn_error_set(a->err, "cannot read %s from the job environment (longer than %d bytes?); nothing was applied",
+			     var, APPLY_VALUE_MAX - 1);
+		return NULL;
+	}
+	grown = realloc(a->changes, (a->n + 1) * sizeof(*grown));
+	if (!grown) {
+		oom(a);
+		return NULL;
+	}
+	a->changes = grown;
+	grown += a->n;
+	grown->var = var;
+	grown->old = rc > 0 ? strdup(a->buf) : NULL;
+	grown->now = rc > 0 ? strdup(a->buf) : NULL;
+	if (rc > 0 && (!grown->old || !grown->now)) {
+		free(grown->old);
+		free(grown->now);
+		oom(a);
+		return NULL;
+	}
+	a->n++;
+	return grown;
+}
+
+static int notice(struct apply *a, enum sn_notice_kind kind,
+		  const struct sn_env_op *op, const char *user_value,
+		  const char *profile_value)
+{
+	struct sn_notice *grown, *n;
+
+	grown = realloc(a->notices, (a->n_notices + 1) * sizeof(*grown));
+	if (!grown)
+		return oom(a);
+	a->notices = grown;
+	n = &grown[a->n_notices++];
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	n->op = op->kind;
+	sn_str_printable(n->var, sizeof(n->var), op->var);
+	sn_str_printable(n->profile, sizeof(n->profile), op->profile);
+	sn_str_printable(n->user_value, sizeof(n->user_value), user_value);
+	sn_str_printable(n->profile_value, sizeof(n->profile_value),
+			 profile_value ? profile_value : "");
+	return 0;
+}
+
+static int replace_now(struct apply *a, struct change *c, const char *value)
+{
+	char *copy = NULL;
+
+	if (value && !(copy = strdup(value)))
+		return oom(a);
+	free(c->now);
+	c->now = copy;
+	return 0;
+}
+
+/* KEY:VALUE's key length. */
+static size_t key_len(const char *kv)
+{
+	return strcspn(kv, ":");
+}
+
+/* LIST with every item whose key is KV's key replaced by KV. */
+static char *kvlist_replace(const char *list, const char *kv)
+{
+	size_t klen = key_len(kv);
+	size_t cap = strlen(list) + 1, used = 0;
+	const char *item = list;
+	char *out;
+
+	/* Each replaced item grows by at most strlen(kv). */
+	for (const char *c = list; *c; c++)
+		cap += *c == ',' ? strlen(kv) : 0;
+	cap += strlen(kv);
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	while (item) {
+		const char *end = strchr(item, ',');
+		size_t n = end ? (size_t)(end - item) : strlen(item);
+		const char *k = item;
+		size_t kn = strcspn(item, ":,");
+
+		while (kn && (*k == ' ' || *k == '\t')) {
+			k++;
+			kn--;
+		}
+		while (kn && (k[kn - 1] == ' ' || k[kn - 1] == '\t'))
+			kn--;
+		if (used)
+			out[used++] = ',';
+		if (kn == klen && strncmp(k, kv, klen) == 0 &&
+		    memchr(item, ':', n)) {
+			memcpy(out + used, kv, strlen(kv));
+			used += strlen(kv);
+		} else {
+			memcpy(out + used, item, n);
+			used += n;
+		}
+		item = end ? end + 1 : NULL;
+	}
+	out[used] = '\0';
+	return out;
+}
+
+static int plan_merge(struct apply *a, const struct sn_env_op *op,
+		      struct change *c)
+{
+	char *key = strndup(op->value, key_len(op->value));
+	char *found = NULL, *user = NULL, *next = NULL;
+	const char *want = op->value + key_len(op->value) + 1;
+	int rc = -1;
+
+	if (!key || !(found = malloc(APPLY_VALUE_MAX))) {
+		oom(a);
+		goto out;
+	}
+	/* An empty variable is an empty list. */
+	if (!c->now || !*c->now) {
+		rc = replace_now(a, c, op->value);
+		goto out;
+	}
+	if (!sn_kvlist_find(c->now, key, found, APPLY_VALUE_MAX)) {
+		size_t n = strlen(c->now);
+		bool comma = c->now[n - 1] != ',';
+
+		next = malloc(n + comma + strlen(op->value) + 1);
+		if (!next) {
+			oom(a);
+			goto out;
+		}
+		sprintf(next, "%s%s%s", c->now, comma ? "," : "", op->value);
+		rc = replace_now(a, c, next);
+		goto out;
+	}
+	if (strcmp(found, want) == 0) {
+		rc = 0;
+		goto out;
+	}
+	user = malloc(strlen(key) + strlen(found) + 2);
+	if (!user) {
+		oom(a);
+		goto out;
+	}
+	sprintf(user, "%s:%s", key, found);
+	if (!op->force) {
+		rc = notice(a, SN_NOTICE_USER_KEPT, op, user, op->value);
+		goto out;
+	}
+	next = kvlist_replace(c->now, op->value);
+	if (!next) {
+		oom(a);
+		goto out;
+	}
+	rc = replace_now(a, c, next);
+	if (rc == 0)
+		rc = notice(a, SN_NOTICE_USER_OVERRIDDEN, op, user, op->value);
+out:
+	free(key);
+	free(found);
+	free(user);
+	free(next);
+	return rc;
+}
+
+static int plan_op(struct apply *a, const struct sn_env_op *op)
+{
+	struct change *c = change_for(a, op->var);
+
+	if (!c)
+		return -1;
+	switch (op->kind) {
+	case SN_OP_DEFAULT:
+		return c->now ? 0 : replace_now(a, c, op->value);
+	case SN_OP_SET:
+		if (!c->now)
+			return replace_now(a, c, op->value);
+		if (strcmp(c->now, op->value) == 0)
+			return 0;
+		if (!op->force)
+			return notice(a, SN_NOTICE_USER_KEPT, op, c->now,
+				      op->value);
+		if (notice(a, SN_NOTICE_USER_OVERRIDDEN, op, c->now,
+			   op->value) < 0)
+			return -1;
+		return replace_now(a, c, op->value);
+	case SN_OP_MERGE:
+		return plan_merge(a, op, c);
+	case SN_OP_UNSET:
+		if (!c->now)
+			return 0;
+		if (!op->force)
+			return notice(a, SN_NOTICE_USER_KEPT, op, c->now, NULL);
+		if (notice(a, SN_NOTICE_USER_OVERRIDDEN, op, c->now, NULL) < 0)
+			return -1;
+		return replace_now(a, c, NULL);
+	}
+	return 0;
+}
+
+static bool changed(const struct change *c)
+{
+	if (!c->old || !c->now)
+		return c->old != c->now;
+	return strcmp(c->old, c->now) != 0;
+}
+
+static int write_change(struct sn_env *env, const char *var, const char *value)
+{
+	if (value)
+		return env->set(env->ctx, var, value);
+	return env->unset(env->ctx, var);
+}
+
+/* Writes every change; on a failure restores what was written. */
+static int write_all(struct apply *a, struct sn_apply_report *report)
+{
+	bool restored = true;
+	size_t i, j;
+
+	for (i = 0; i < a->n; i++) {
+		struct change *c = &a->changes[i];
+
+		if (!changed(c))
+			continue;
+		if (write_change(a->env, c->var, c->now) == 0) {
+			if (c->now)
+				report->n_set++;
+			else
+				report->n_unset++;
+			continue;
+		}
+		for (j = 0; j < i; j++) {
+			struct change *w = &a->changes[j];
+
+			if (changed(w) &&
+			    write_change(a->env, w->var, w->old) < 0)
+				restored = false;
+		}
+		sn_error_set(a->err, "cannot %s %s in the job environment; %s",
+			     c->now ? "set" : "unset", c->var,
+			     restored ? "no profile setting was applied"
+				      : "restoring the variables already written also failed");
+		report->n_set = report->n_unset = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static void free_changes(struct apply *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		free(a->changes[i].old);
+		free(a->changes[i].now);
+	}
+	free(a->changes);
+}
+
+int sn_plan_apply(const struct sn_plan *plan, struct sn_env *env,
+		  struct sn_apply_report *report, struct sn_error *err)
+{
+	struct apply a = { .env = env, .err = err };
+	size_t i;
+	int rc = -1;
+
+	memset(report, 0, sizeof(*report));
+	a.buf = malloc(APPLY_VALUE_MAX);
+	if (!a.buf) {
+		oom(&a);
+		return -1;
+	}
+	for (i = 0; i < plan->n_ops; i++) {
+		if (plan_op(&a, &plan->ops[i]) < 0)
+			goto out;
+	}
+	if (write_all(&a, report) < 0)
+		goto out;
+	report->notices = a.notices;
+	report->n_notices = a.n_notices;
+	a.notices = NULL;
+	rc = 0;
+out:
+	free(a.notices);
+	free_changes(&a);
+	free(a.buf);
+	return rc;
+}
+
+void sn_apply_report_free(struct sn_apply_report *report)
+{
+	if (!report)
+		return;
+	free(report->notices);
+	memset(report, 0, sizeof(*report));
+}
+
+void sn_notice_format(const struct sn_notice *n, char *buf, size_t len)
+{
+	int klen = (int)strcspn(n->profile_value, ":");
+
+	if (n->kind == SN_NOTICE_USER_KEPT) {
+		switch (n->op) {
+		case SN_OP_MERGE:
+			snprintf(buf, len, "%s in your environment has \"%s\"; profile \"%s\" wants \"%s\": keeping yours (remove %.*s from %s to use the profile)",
+				 n->var, n->user_value, n->profile, n->profile_value,
+				 klen, n->profile_value, n->var);
+			return;
+		case SN_OP_UNSET:
+			snprintf(buf, len, "%s is set to \"%s\" in your environment; profile \"%s\" wants it unset: keeping yours (unset it to use the profile)",
+				 n->var, n->user_value, n->profile);
+			return;
+		default:
+			snprintf(buf, len, "%s is already set to \"%s\" in your environment; profile \"%s\" wants \"%s\": keeping yours (unset it to use the profile)",
+				 n->var, n->user_value, n->profile, n->profile_value);
+			return;
+		}
+	}
+	switch (n->op) {
+	case SN_OP_MERGE:
+		snprintf(buf, len, "profile \"%s\" replaced \"%s\" with \"%s\" in your %s",
+			 n->profile, n->user_value, n->profile_value, n->var);
+		return;
+	case SN_OP_UNSET:
+		snprintf(buf, len, "profile \"%s\" removed your %s=\"%s\"",
+			 n->profile, n->var, n->user_value);
+		return;
+	default:
+		snprintf(buf, len, "profile \"%s\" replaced your %s=\"%s\" with \"%s\"",
+			 n->profile, n->var, n->user_value, n->profile_value);
+		return;
+	}
+}

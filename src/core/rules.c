@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "rules.h"
+#include "strutil.h"
+
+/* Large enough for any allocator or NCCL setting a rule would look at. */
+#define RULE_VALUE_MAX 8192
+
+enum lookup {
+	VAR_UNSET,	/* absent or empty */
+	VAR_VALUE,	/* present; value in the buffer */
+	VAR_UNREADABLE,	/* present but too long to read: matches no value */
+};
+
+static enum lookup lookup(struct sn_env *env, const char *name, char *buf,
+			  size_t len)
+{
+	int rc = env->get(env->ctx, name, buf, len);
+
+	if (rc == 0 || (rc > 0 && !buf[0]))
+		return VAR_UNSET;
+	return rc > 0 ? VAR_VALUE : VAR_UNREADABLE;
+}
+
+/* Trimmed [START, END) of one list item, as a length. */
+static void trim_span(const char **start, size_t *len)
+{
+	while (*len && (**start == ' ' || **start == '\t')) {
+		(*start)++;
+		(*len)--;
+	}
+	while (*len && ((*start)[*len - 1] == ' ' || (*start)[*len - 1] == '\t'))
+		(*len)--;
+}
+
+static bool kvlist_find_n(const char *list, const char *key, size_t keylen,
+			  char *value, size_t len)
+{
+	bool found = false;
+	const char *item = list;
+
+	/* PyTorch reads the list left to right: the last KEY wins. */
+	while (item && *item) {
+		const char *end = strchr(item, ',');
+		size_t n = end ? (size_t)(end - item) : strlen(item);
+		const char *colon = memchr(item, ':', n);
+
+		if (colon) {
+			const char *k = item, *v = colon + 1;
+			size_t kn = (size_t)(colon - item);
+			size_t vn = n - kn - 1;
+
+			trim_span(&k, &kn);
+			trim_span(&v, &vn);
+			if (kn == keylen && strncmp(k, key, kn) == 0) {
+				found = true;
+				if (value && len) {
+					if (vn >= len)
+						vn = len - 1;
+					memcpy(value, v, vn);
+					value[vn] = '\0';
+				}
+			}
+		}
+		item = end ? end + 1 : NULL;
+	}
+	return found;
+}
+
+bool sn_kvlist_find(const char *list, const char *key, char *value, size_t len)
+{
+	return kvlist_find_n(list, key, strlen(key), value, len);
+}
+
+static bool any_equals(const struct sn_rule_cond *c, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_values; i++) {
+		if (sn_streq_nocase(value, c->values[i]))
+			return true;
+	}
+	return false;
+}
+
+static bool has_kv(const char *list, const char *kv)
+{
+	const char *colon = strchr(kv, ':');
+	char found[RULE_VALUE_MAX];
+
+	return colon &&
+	       kvlist_find_n(list, kv, (size_t)(colon - kv), found,
+			     sizeof(found)) &&
+	       sn_streq_nocase(found, colon + 1);
+}
+
+static bool cond_holds(const struct sn_rule_cond *c, struct sn_env *env,
+		       char *buf, size_t len)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < c->n_vars && !any; i++) {
+		enum lookup state = lookup(env, c->vars[i], buf, len);
+
+		switch (c->kind) {
+		case SN_COND_EQ:
+		case SN_COND_NE:
+			any = state == VAR_VALUE && any_equals(c, buf);
+			break;
+		case SN_COND_HAS:
+			any = state == VAR_VALUE && has_kv(buf, c->values[0]);
+			break;
+		case SN_COND_SET:
+		case SN_COND_UNSET:
+			any = state != VAR_UNSET;
+			break;
+		}
+	}
+	/* NE and UNSET are the negations of "any variable matches". */
+	if (c->kind == SN_COND_NE || c->kind == SN_COND_UNSET)
+		return !any;
+	return any;
+}
+
+bool sn_rule_matches(const struct sn_rule *rule, struct sn_env *env)
+{
+	char buf[RULE_VALUE_MAX];
+	bool match = rule->n_conds > 0;
+	size_t i;
+
+	for (i = 0; i < rule->n_conds && match; i++)
+		match = cond_holds(&rule->conds[i], env, buf, sizeof(buf));
+	return match;
+}
+
+size_t sn_rules_evaluate(const struct sn_profile_set *set, struct sn_env *env,
+			 const struct sn_rule **matched, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < set->n_rules && n < max; i++) {
+		if (sn_rule_matches(&set->rules[i], env))
+			matched[n++] = &set->rules[i];
+	}
+	return n;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Runs a helper program as the job user with a hard deadline.  No SPANK
+ * calls: the caller passes ids, argv and environment, so this is tested
+ * directly (tests/unit/test_helper_exec.c).
+ *
+ * The child: own process group; default signal dispositions, nothing
+ * blocked (slurmstepd blocks signals); stdin /dev/null; stdout and stderr
+ * captured; every other descriptor closed; oom_score_adj 0 (slurmstepd
+ * runs at -1000 and children inherit it); supplementary groups, then real,
+ * effective and saved gid, then uid set to the job user's (in user_init
+ * the real uid is still 0, so seteuid alone would let it regain root).
+ *
+ * The parent: reads the output while waiting; at the deadline SIGTERM,
+ * then SIGKILL, to the whole process group; always reaps; kills whatever
+ * is left in the group (a grandchild) before reaping the child.
+ */
+#ifndef SN_HELPER_EXEC_H
+#define SN_HELPER_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SN_HELPER_OUT_MAX 65536
+#define SN_HELPER_ERR_MAX 8192
+
+struct sn_helper_spec {
+	const char *path;		/* absolute path, admin-chosen */
+	char *const *argv;
+	char *const *envp;
+	bool drop_privileges;		/* false only in unprivileged tests */
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	int n_groups;
+	unsigned int timeout_ms;	/* SIGTERM when this expires */
+	unsigned int kill_grace_ms;	/* then SIGKILL after this */
+};
+
+enum sn_helper_stage {
+	SN_HELPER_STAGE_NONE = 0,
+	SN_HELPER_STAGE_FORK,
+	SN_HELPER_STAGE_SETUP,		/* stdio, oom_score_adj, fds */
+	SN_HELPER_STAGE_PRIVILEGES,	/* dropping to the job user */
+	SN_HELPER_STAGE_EXEC,
+};
+
+struct sn_helper_outcome {
+	enum sn_helper_stage failed_stage;	/* before the helper ran */
+	int failed_errno;
+	bool exited;
+	int exit_code;
+	bool signaled;
+	int signal;
+	bool timed_out;
+	double elapsed_ms;
+	size_t out_len;
+	char out[SN_HELPER_OUT_MAX + 1];	/* stdout, NUL-terminated */
+	size_t err_len;
+	char err[SN_HELPER_ERR_MAX + 1];	/* stderr (first bytes) */
+};
+
+/* 0 when the helper ran (whatever its status), -1 if it could not start. */
+int sn_helper_run(const struct sn_helper_spec *spec,
+		  struct sn_helper_outcome *out);
+const char *sn_helper_stage_name(enum sn_helper_stage stage);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin's one piece of state: a context filled by slurm_spank_init()
+ * and read by the later hooks of the same process (srun, sbatch, salloc
+ * or one slurmstepd).  Each hook's logic lives in its own file and takes
+ * the context explicitly, so unit tests can drive it.
+ */
+#ifndef SN_PLUGIN_H
+#define SN_PLUGIN_H
+
+#include <stdbool.h>
+
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "error.h"
+#include "options.h"
+#include "profile_file.h"
+#include "resolve.h"
+
+struct sn_plugin {
+	spank_context_t where;
+	bool config_ok;
+	struct sn_config cfg;
+	struct sn_error config_err;
+
+	struct sn_profile_request profile_req;	/* option or env var */
+	struct sn_warmup_request warmup_req;
+
+	/* Loaded on demand; freed in slurm_spank_exit(). */
+	bool profiles_loaded;
+	struct sn_profile_set profiles;
+	bool have_plan;
+	struct sn_plan plan;
+
+	/* slurmstepd: a problem found before user_init, reported there. */
+	struct sn_error step_error;
+	/* slurmstepd: a failure found in user_init, returned from task_init. */
+	bool fail_tasks;
+};
+
+/* spank_nccl.c-independent entry points, one per hook and context. */
+int sn_plugin_init(struct sn_plugin *p, spank_t sp, int ac, char **av);
+void sn_plugin_fini(struct sn_plugin *p);
+
+int sn_option_profile(struct sn_plugin *p, const char *value, int remote);
+int sn_option_warmup(struct sn_plugin *p, const char *value, int remote);
+
+/* srun/sbatch/salloc (submit.c) */
+int sn_submit_post_opt(struct sn_plugin *p);
+/* Validates p->profile_req now (submit time); SOURCE names it in errors. */
+int sn_submit_check_profiles(struct sn_plugin *p, const char *source);
+
+/* slurmstepd (step.c, step_env.c, step_warmup.c) */
+int sn_step_post_opt(struct sn_plugin *p, spank_t sp);
+int sn_step_user_init(struct sn_plugin *p, spank_t sp);
+int sn_step_task_init(struct sn_plugin *p, spank_t sp);
+
+struct sn_job_ids;
+int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
+			   const struct sn_job_ids *ids);
+int sn_step_warmup(struct sn_plugin *p, spank_t sp,
+		   const struct sn_job_ids *ids);
+
+/* plan.c: load the profile file (once) and resolve the request. */
+int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);
+bool sn_plan_needed(const struct sn_plugin *p);
+
+#endif

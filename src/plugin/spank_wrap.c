@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* The real SPANK side of spank_wrap.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "spank_wrap.h"
+
+spank_context_t sn_spank_context(void)
+{
+	return spank_context();
+}
+
+int sn_spank_register_option(spank_t sp, struct spank_option *opt)
+{
+	/* Only ESPANK_SUCCESS == 0 is stable across releases (21.08 renumbered). */
+	return spank_option_register(sp, opt) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+int sn_spank_getenv(spank_t sp, const char *name, char *buf, size_t len)
+{
+	spank_err_t rc;
+
+	if (len > INT32_MAX)
+		len = INT32_MAX;
+	rc = spank_getenv(sp, name, buf, (int)len);
+	if (rc == ESPANK_SUCCESS)
+		return 1;
+	if (rc == ESPANK_ENV_NOEXIST)
+		return 0;
+	return -1;
+}
+
+int sn_spank_setenv(spank_t sp, const char *name, const char *value)
+{
+	return spank_setenv(sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+int sn_spank_unsetenv(spank_t sp, const char *name)
+{
+	return spank_unsetenv(sp, name) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+char **sn_spank_job_env(spank_t sp)
+{
+	char **env = NULL;
+
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return NULL;
+	return env;
+}
+
+int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
+{
+	gid_t *groups = NULL;
+	int n_groups = 0;
+
+	memset(ids, 0, sizeof(*ids));
+	if (spank_get_item(sp, S_JOB_UID, &ids->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &ids->gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &ids->job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &ids->step_id) != ESPANK_SUCCESS)
+		return -1;
+	if (spank_get_item(sp, S_JOB_NODEID, &ids->node_id) != ESPANK_SUCCESS)
+		ids->node_id = 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ids->local_tasks) !=
+	    ESPANK_SUCCESS)
+		ids->local_tasks = 0;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &n_groups) ==
+		    ESPANK_SUCCESS && groups) {
+		if (n_groups > SN_MAX_GROUPS)
+			return -1;
+		memcpy(ids->groups, groups, sizeof(gid_t) * (size_t)n_groups);
+		ids->n_groups = n_groups;
+	}
+	return 0;
+}
+
+int sn_spank_local_task_id(spank_t sp)
+{
+	int id = -1;
+
+	if (spank_get_item(sp, S_TASK_ID, &id) != ESPANK_SUCCESS)
+		return -1;
+	return id;
+}
+
+#define SN_LOG_BODY(fn)                                         \
+	do {                                                    \
+		char msg[2048];                                 \
+		va_list ap;                                     \
+		va_start(ap, fmt);                              \
+		vsnprintf(msg, sizeof(msg), fmt, ap);           \
+		va_end(ap);                                     \
+		fn("spank-nccl: %s", msg);                      \
+	} while (0)
+
+void sn_log_error(const char *fmt, ...)
+{
+	SN_LOG_BODY(slurm_error);
+}
+
+void sn_log_user(const char *fmt, ...)
+{
+	SN_LOG_BODY(slurm_spank_log);
+}
+
+void sn_log_info(const char *fmt, ...)
+{
+	SN_LOG_BODY(slurm_info);
+}
+
+void sn_log_debug(const char *fmt, ...)
+{
+	SN_LOG_BODY(slurm_debug);
+}

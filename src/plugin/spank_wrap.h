@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every call into Slurm goes through these few functions, so the plugin's
+ * logic links against a mock in the unit tests (tests/unit/mock_spank.c)
+ * and against Slurm's SPANK API in spank_nccl.so (spank_wrap.c).
+ */
+#ifndef SN_SPANK_WRAP_H
+#define SN_SPANK_WRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <slurm/spank.h>
+
+#define SN_MAX_GROUPS 256
+
+struct sn_job_ids {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[SN_MAX_GROUPS];
+	int n_groups;
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t node_id;
+	uint32_t local_tasks;
+};
+
+spank_context_t sn_spank_context(void);
+int sn_spank_register_option(spank_t sp, struct spank_option *opt);
+
+/* Remote (slurmstepd) job environment. get: 1 found, 0 unset, -1 error. */
+int sn_spank_getenv(spank_t sp, const char *name, char *buf, size_t len);
+int sn_spank_setenv(spank_t sp, const char *name, const char *value);
+int sn_spank_unsetenv(spank_t sp, const char *name);
+/* The job's environment array (remote only); NULL on error. */
+char **sn_spank_job_env(spank_t sp);
+int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids);
+/* Local task id of the calling task (task_init only); -1 on error. */
+int sn_spank_local_task_id(spank_t sp);
+
+/*
+ * Logging, always prefixed "spank-nccl: ".  sn_log_user reaches the user's
+ * terminal from srun/sbatch and from slurmstepd (user_init onwards);
+ * sn_log_error does too, marked as an error; sn_log_info only reaches the
+ * daemon's log (or srun -v).
+ */
+void sn_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sn_log_user(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sn_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sn_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slurmstepd, user_init: runs nccl-warmup once on this node, as the job
+ * user, over the step's GPUs, and turns its result into one message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helper_exec.h"
+#include "plugin.h"
+#include "spank_wrap.h"
+#include "warmup_codes.h"
+#include "warmup_result.h"
+
+/* Our deadline is the helper's own plus this, so its timeout wins. */
+#define SN_HELPER_SLACK_MS 300
+#define SN_HELPER_KILL_GRACE_MS 300
+
+struct warmup_run {
+	char node[256];
+	char gpus[512];		/* CUDA_VISIBLE_DEVICES of the step */
+	enum sn_warmup_mode mode;
+	struct sn_helper_outcome outcome;
+	struct sn_warmup_result result;
+	bool have_result;
+};
+
+static void node_name(spank_t sp, char *buf, size_t len)
+{
+	if (sn_spank_getenv(sp, "SLURMD_NODENAME", buf, len) == 1 && buf[0])
+		return;
+	if (gethostname(buf, len) < 0)
+		snprintf(buf, len, "(unknown node)");
+	buf[len - 1] = '\0';
+}
+
+/* No GPU bound to the step on this node: nothing to check. */
+static bool step_has_gpus(const char *cuda_visible_devices)
+{
+	return cuda_visible_devices[0] &&
+	       strcmp(cuda_visible_devices, "NoDevFiles") != 0;
+}
+
+static int run_helper(struct sn_plugin *p, spank_t sp,
+		      const struct sn_job_ids *ids, struct warmup_run *run)
+{
+	const struct sn_config *cfg = &p->cfg;
+	char timeout[16], bytes[32], floor[32];
+	char *argv[16];
+	int argc = 0;
+	struct sn_helper_spec spec = {
+		.path = cfg->warmup_helper,
+		.drop_privileges = true,
+		.uid = ids->uid,
+		.gid = ids->gid,
+		.groups = ids->groups,
+		.n_groups = ids->n_groups,
+		.timeout_ms = cfg->warmup_timeout_s * 1000 + SN_HELPER_SLACK_MS,
+		.kill_grace_ms = SN_HELPER_KILL_GRACE_MS,
+	};
+
+	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
+	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
+	snprintf(floor, sizeof(floor), "%g", cfg->warmup_min_busbw_gbps);
+	argv[argc++] = (char *)cfg->warmup_helper;
+	argv[argc++] = "--mode";
+	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
+	argv[argc++] = "--timeout";
+	argv[argc++] = timeout;
+	argv[argc++] = "--node";
+	argv[argc++] = run->node;
+	argv[argc++] = "--json";
+	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
+		argv[argc++] = "--bytes";
+		argv[argc++] = bytes;
+		argv[argc++] = "--min-busbw";
+		argv[argc++] = floor;
+	}
+	argv[argc] = NULL;
+	spec.argv = argv;
+	/* The job's own environment: its LD_LIBRARY_PATH/LD_PRELOAD pick the
+	 * NCCL the job will use, and the profile's NCCL_* are already in. */
+	spec.envp = sn_spank_job_env(sp);
+	if (!spec.envp) {
+		static char *empty_env[] = { NULL };
+
+		spec.envp = empty_env;
+	}
+	return sn_helper_run(&spec, &run->outcome);
+}
+
+/* Last line of the helper's stderr: what it said when it died. */
+static void stderr_tail(const struct sn_helper_outcome *o, char *buf,
+			size_t len)
+{
+	const char *end = o->err + o->err_len;
+	const char *start;
+
+	while (end > o->err && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > o->err && start[-1] != '\n')
+		start--;
+	snprintf(buf, len, "%.*s", (int)(end - start), start);
+}
+
+static void describe_failure(const struct sn_plugin *p,
+			     const struct warmup_run *run, char *buf,
+			     size_t len)
+{
+	const struct sn_helper_outcome *o = &run->outcome;
+	char what[1200], tail[512];
+	const char *hint;
+	int code = -1;
+
+	stderr_tail(o, tail, sizeof(tail));
+	if (o->failed_stage != SN_HELPER_STAGE_NONE) {
+		snprintf(what, sizeof(what), "could not %s %s: %s",
+			 sn_helper_stage_name(o->failed_stage),
+			 p->cfg.warmup_helper, strerror(o->failed_errno));
+		hint = "the node's spank-nccl installation is broken; ask your admins (warmup_helper= in plugstack.conf)";
+	} else if (o->timed_out) {
+		snprintf(what, sizeof(what),
+			 "nccl-warmup did not finish within %u s and was killed",
+			 p->cfg.warmup_timeout_s);
+		hint = sn_warmup_exit_hint(SN_WARMUP_TIMEOUT);
+	} else if (o->signaled) {
+		snprintf(what, sizeof(what),
+			 "nccl-warmup was killed by signal %d (%s)%s%s",
+			 o->signal, strsignal(o->signal), tail[0] ? ": " : "",
+			 tail);
+		hint = "the CUDA or NCCL library crashed; check the node's driver and the job's LD_LIBRARY_PATH/LD_PRELOAD, and report it to your admins";
+	} else {
+		code = o->exit_code;
+		if (run->have_result && run->result.message[0])
+			snprintf(what, sizeof(what), "%s", run->result.message);
+		else
+			snprintf(what, sizeof(what), "%s (exit code %d)%s%s",
+				 sn_warmup_exit_name(code), code,
+				 tail[0] ? ": " : "", tail);
+		hint = sn_warmup_exit_hint(code);
+	}
+	snprintf(buf, len, "warmup failed on node %s (GPUs %s): %s. %s",
+		 run->node, run->gpus, what, hint);
+}
+
+int sn_step_warmup(struct sn_plugin *p, spank_t sp,
+		   const struct sn_job_ids *ids)
+{
+	struct warmup_run *run;
+	struct sn_error err;
+	char message[2048];
+	bool ok;
+	int rc = 0;
+
+	run = calloc(1, sizeof(*run));
+	if (!run) {
+		sn_log_error("warmup: out of memory");
+		return -1;
+	}
+	run->mode = p->warmup_req.mode == SN_WARMUP_MODE_UNSET ?
+		    p->cfg.warmup_mode : p->warmup_req.mode;
+	if (run->mode == SN_WARMUP_MODE_OFF)
+		goto out;
+	node_name(sp, run->node, sizeof(run->node));
+	if (sn_spank_getenv(sp, "CUDA_VISIBLE_DEVICES", run->gpus,
+			    sizeof(run->gpus)) != 1 ||
+	    !step_has_gpus(run->gpus)) {
+		sn_log_info("job %u step %u on %s: no GPUs in this step, warmup skipped",
+			    ids->job_id, ids->step_id, run->node);
+		goto out;
+	}
+
+	run_helper(p, sp, ids, run);
+	if (run->outcome.out_len &&
+	    sn_warmup_result_parse(run->outcome.out, run->outcome.out_len,
+				   &run->result, &err) == 0)
+		run->have_result = true;
+	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
+	     !run->outcome.timed_out && run->outcome.exited &&
+	     run->outcome.exit_code == SN_WARMUP_OK;
+
+	/* Every run is logged to slurmd's log, with the helper's facts. */
+	sn_log_info("job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
+		    ids->job_id, ids->step_id, run->node,
+		    ok ? "passed" : "failed", run->outcome.elapsed_ms,
+		    run->have_result ? run->outcome.out : "(no result)");
+
+	if (ok) {
+		if (p->warmup_req.verbose)
+			sn_log_user("%s", run->have_result &&
+				    run->result.summary[0] ?
+				    run->result.summary : "warmup ok");
+		goto out;
+	}
+	describe_failure(p, run, message, sizeof(message));
+	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
+		sn_log_error("%s (warmup_policy=warn: the step runs anyway)",
+			     message);
+	} else {
+		sn_log_error("%s", message);
+		rc = -1;
+	}
+out:
+	free(run);
+	return rc;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "warmup.h"
+
+/*
+ * The polling loops give up this long before the hard deadline, so that
+ * ncclCommAbort and the report still fit in; the watchdog fires at the
+ * hard deadline if they do not.
+ */
+#define WU_SOFT_MARGIN_S 0.25
+
+void wu_run_init(struct wu_run *run)
+{
+	memset(run, 0, sizeof(*run));
+	pthread_mutex_init(&run->lock, NULL);
+	atomic_init(&run->reporting, 0);
+	run->t_start = wu_now();
+	run->phase = WU_PHASE_CUDA_INIT;
+	run->doing = "starting";
+}
+
+void wu_phase_begin(struct wu_run *run, enum wu_phase phase,
+		    const char *doing)
+{
+	double now = wu_now();
+
+	pthread_mutex_lock(&run->lock);
+	run->phase = phase;
+	run->phase_started = now;
+	run->doing = doing;
+	pthread_mutex_unlock(&run->lock);
+}
+
+void wu_doing(struct wu_run *run, const char *doing)
+{
+	pthread_mutex_lock(&run->lock);
+	run->doing = doing;
+	pthread_mutex_unlock(&run->lock);
+}
+
+void wu_phase_end(struct wu_run *run)
+{
+	double now = wu_now();
+
+	pthread_mutex_lock(&run->lock);
+	run->phase_ms[run->phase] = (now - run->phase_started) * 1e3;
+	run->phase_done[run->phase] = true;
+	pthread_mutex_unlock(&run->lock);
+}
+
+void wu_note(struct wu_run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&run->lock);
+	va_start(ap, fmt);
+	vsnprintf(run->note, sizeof(run->note), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&run->lock);
+}
+
+int wu_fail(struct wu_run *run, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&run->lock);
+	va_start(ap, fmt);
+	vsnprintf(run->message, sizeof(run->message), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&run->lock);
+	return code;
+}
+
+bool wu_past_soft_deadline(const struct wu_run *run)
+{
+	double margin = run->opt.timeout_s / 4 < WU_SOFT_MARGIN_S ?
+			run->opt.timeout_s / 4 : WU_SOFT_MARGIN_S;
+
+	return wu_now() >= run->deadline - margin;
+}

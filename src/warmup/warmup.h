@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-warmup: shared state of one run.  The main thread fills it phase by
+ * phase; the watchdog thread reads it to report a timeout when a CUDA or
+ * NCCL call never returns.  Fields marked "lock" are written and read
+ * under run->lock; the lock is never held across a CUDA/NCCL call.
+ */
+#ifndef WU_WARMUP_H
+#define WU_WARMUP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "busid.h"
+#include "warmup_codes.h"
+#include "warmup_result.h"
+
+#define WU_MAX_GPUS SN_RESULT_MAX_GPUS
+#define WU_NODE_MAX 64
+#define WU_MESSAGE_MAX 1024
+
+enum wu_mode {
+	WU_MODE_CHECK,
+	WU_MODE_COMM,
+	WU_MODE_BANDWIDTH,
+};
+
+enum wu_phase {
+	WU_PHASE_CUDA_INIT,
+	WU_PHASE_CONTEXTS,
+	WU_PHASE_COMM_INIT,
+	WU_PHASE_ALLREDUCE,
+	WU_PHASE_BANDWIDTH,
+	WU_PHASE_TEARDOWN,
+	WU_PHASE_COUNT,
+};
+
+struct wu_options {
+	enum wu_mode mode;
+	double timeout_s;
+	unsigned long long bytes;	/* bandwidth message size */
+	double min_busbw_gbps;		/* 0: no floor */
+	bool json;
+	bool quiet;
+	char node[WU_NODE_MAX + 1];
+};
+
+struct wu_run {
+	struct wu_options opt;
+	double t_start;			/* wu_now() at main() entry */
+	double deadline;		/* wu_now() value of the hard deadline */
+
+	pthread_mutex_t lock;
+	atomic_int reporting;		/* 1 once a thread owns the report */
+
+	/* lock */
+	const char *doing;		/* the call in progress, for timeouts */
+	enum wu_phase phase;		/* the phase in progress */
+	double phase_started;
+	double phase_ms[WU_PHASE_COUNT];
+	bool phase_done[WU_PHASE_COUNT];
+	char nccl_version[32];
+	bool cvd_set;
+	char cvd[256];			/* CUDA_VISIBLE_DEVICES, truncated */
+	size_t n_gpus;
+	struct sn_gpu_identity gpus[WU_MAX_GPUS];
+	bool busbw_measured;
+	double busbw_gbps;
+	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
+	char message[WU_MESSAGE_MAX];	/* what failed */
+};
+
+/* clock.c */
+double wu_now(void);
+
+/* run.c: state updates (all take the lock) */
+void wu_run_init(struct wu_run *run);
+void wu_phase_begin(struct wu_run *run, enum wu_phase phase,
+		    const char *doing);
+void wu_doing(struct wu_run *run, const char *doing);
+void wu_phase_end(struct wu_run *run);
+void wu_note(struct wu_run *run, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Records MESSAGE and returns CODE, for "return wu_fail(...)". */
+int wu_fail(struct wu_run *run, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* True once the polling loops must give up (just before the deadline). */
+bool wu_past_soft_deadline(const struct wu_run *run);
+
+/* cli.c */
+enum wu_cli_result { WU_CLI_RUN, WU_CLI_EXIT_OK, WU_CLI_USAGE };
+enum wu_cli_result wu_cli_parse(int argc, char **argv,
+				struct wu_options *opt, char *err,
+				size_t err_len);
+void wu_cli_usage(void);
+const char *wu_mode_name(enum wu_mode mode);
+
+/* gpus.c */
+int wu_gpus_enumerate(struct wu_run *run);
+int wu_gpus_check_duplicates(struct wu_run *run);
+int wu_gpus_create_contexts(struct wu_run *run);
+
+/* nccl_version.c */
+void wu_nccl_version(struct wu_run *run);
+
+/* report.c: prints the result and ends the process (never returns) */
+__attribute__((noreturn)) void wu_report_and_exit(struct wu_run *run,
+						  int code);
+
+/* watchdog.c */
+int wu_watchdog_start(struct wu_run *run);
+
+#endif

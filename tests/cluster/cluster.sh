@@ -1,0 +1,578 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# A throwaway Slurm 22.05 cluster for the integration tests: munged on its
+# own socket, slurmctld, and either one slurmd on loopback or N slurmd
+# "nodes", each in its own network namespace behind a private bridge (no
+# default route anywhere: nothing leaves the machine).  Every node has four
+# fake GPUs (gres File= symlinks to /dev/null), so `--gres=gpu:N` yields a
+# real CUDA_VISIBLE_DEVICES.
+#
+# Use as a library (source it, call sn_cluster_start / sn_cluster_stop) or
+# as a command:  cluster.sh start|stop|status|env
+#
+# Environment:
+#   SN_CLUSTER_DIR      cluster directory (default /tmp/spank-nccl-cluster)
+#   SN_NODES            number of nodes; 1 = loopback (default), >1 = netns
+#   SN_NETNS=1          use network namespaces even for one node
+#   SN_BUILD_DIR        build tree holding the plugin, the helper and the
+#                       fake CUDA/NCCL libraries (default: ../../_build)
+#   SN_SRC_DIR          source tree (default: two levels above this file)
+#   SN_PLUGIN=0         start with an empty plugstack.conf (no plugin)
+#   SN_PLUGSTACK_ARGS   extra plugstack.conf arguments for spank_nccl.so
+#   SN_CPUS             CPUs each node advertises (default 32)
+#   SN_USER             unprivileged job user created when root (sncuser)
+#
+# Facts relied on (docs: /work/shared/notes/slurm-test-cluster.md):
+# plugstack.conf is re-read by srun and slurmstepd at every launch, so the
+# plugstack helpers need no daemon restart; `ip netns exec` remounts /sys
+# and breaks slurmd's cgroup plugin, so slurmd is entered with nsenter.
+
+SN_CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${SN_SRC_DIR:=$(cd "$SN_CLUSTER_LIB_DIR/../.." && pwd)}"
+: "${SN_CLUSTER_DIR:=/tmp/spank-nccl-cluster}"
+: "${SN_BUILD_DIR:=$SN_SRC_DIR/_build}"
+: "${SN_NODES:=1}"
+: "${SN_NETNS:=0}"
+: "${SN_PLUGIN:=1}"
+: "${SN_PLUGSTACK_ARGS:=}"
+: "${SN_CPUS:=32}"
+: "${SN_USER:=sncuser}"
+: "${SN_USER_GROUP2:=sncextra}"
+
+# Ports and network derive from the cluster directory, so two clusters in
+# different directories (two people testing at once) do not collide.
+sn__dir_hash() {
+	printf '%s' "$SN_CLUSTER_DIR" | cksum | cut -d' ' -f1
+}
+SN_NET_ID=${SN_NET_ID:-$((200 + $(sn__dir_hash) % 50))}
+SN_PORT=${SN_PORT:-$((20000 + ($(sn__dir_hash) % 4000) * 2))}
+SN_BRIDGE="snbr$SN_NET_ID"
+SN_NET_PREFIX="10.$SN_NET_ID.0"
+
+export SLURM_CONF="$SN_CLUSTER_DIR/etc/slurm.conf"
+
+sn__log() {
+	echo "cluster.sh: $*" >&2
+}
+
+sn__die() {
+	sn__log "error: $*"
+	return 1
+}
+
+# True when the cluster runs its nodes in network namespaces.
+sn_cluster_uses_netns() {
+	[ "$SN_NODES" -gt 1 ] || [ "$SN_NETNS" = 1 ]
+}
+
+# Names of the nodes, one per line.
+sn_node_names() {
+	local i
+	for ((i = 1; i <= SN_NODES; i++)); do
+		echo "n$i"
+	done
+}
+
+sn__node_addr() {
+	local i=$1
+	if sn_cluster_uses_netns; then
+		echo "$SN_NET_PREFIX.$((10 + i))"
+	else
+		echo 127.0.0.1
+	fi
+}
+
+sn__netns_name() {
+	echo "sn$SN_NET_ID-n$1"
+}
+
+# Locations of what the harness copies into the cluster directory.
+sn_plugin_path() { echo "$SN_CLUSTER_DIR/lib/spank_nccl.so"; }
+sn_helper_path() { echo "$SN_CLUSTER_DIR/libexec/nccl-warmup"; }
+sn_profiles_path() { echo "$SN_CLUSTER_DIR/etc/nccl-profiles.conf"; }
+sn_fake_lib_dir() { echo "$SN_CLUSTER_DIR/fake/lib"; }
+sn_slurmd_log() { echo "$SN_CLUSTER_DIR/log/slurmd-${1:-n1}.log"; }
+sn_slurmctld_log() { echo "$SN_CLUSTER_DIR/log/slurmctld.log"; }
+
+# The build products, found in SN_BUILD_DIR.
+sn__built_plugin() {
+	echo "$SN_BUILD_DIR/src/plugin/.libs/spank_nccl.so"
+}
+sn__built_helper() {
+	local p
+	for p in "$SN_BUILD_DIR/src/warmup/.libs/nccl-warmup" \
+		 "$SN_BUILD_DIR/src/warmup/nccl-warmup"; do
+		# libtool leaves a wrapper script next to the real binary in
+		# .libs when the program links a libtool library.
+		if [ -f "$p" ] && head -c 4 "$p" | grep -q ELF; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+# Directory holding the fake libcudart.so.13 and libnccl.so.2 that
+# `make check` builds (tests/fake/Makefile.inc).
+sn__built_fake_dir() {
+	local f
+	f=$(find "$SN_BUILD_DIR/tests/fake" -name 'libcudart.so.13' \
+		2>/dev/null | sort | head -n1)
+	[ -n "$f" ] || return 1
+	dirname "$f"
+}
+
+sn__install_file() {
+	local mode=$1 src=$2 dst=$3
+	mkdir -p "$(dirname "$dst")"
+	chmod 0755 "$(dirname "$dst")"
+	cp -L "$src" "$dst.tmp.$$"
+	chmod "$mode" "$dst.tmp.$$"
+	mv -f "$dst.tmp.$$" "$dst"
+}
+
+# Copies the plugin, the helper, the fake libraries and the profile file
+# into the cluster directory.  Missing optional pieces are reported, not
+# fatal: the tests that need them fail with a clear message.
+sn_cluster_install_artifacts() {
+	local d=$SN_CLUSTER_DIR p fake
+	if [ "$SN_PLUGIN" = 1 ]; then
+		p=$(sn__built_plugin)
+		[ -f "$p" ] || {
+			sn__die "plugin not built: $p (set SN_BUILD_DIR, run make)"
+			return 1
+		}
+		sn__install_file 0755 "$p" "$(sn_plugin_path)"
+	fi
+	if p=$(sn__built_helper); then
+		sn__install_file 0755 "$p" "$(sn_helper_path)"
+	else
+		sn__log "note: nccl-warmup not built in $SN_BUILD_DIR/src/warmup"
+	fi
+	if fake=$(sn__built_fake_dir); then
+		mkdir -p "$d/fake/lib"
+		chmod 0755 "$d/fake" "$d/fake/lib"
+		for p in "$fake"/libcudart.so* "$fake"/libnccl.so*; do
+			[ -e "$p" ] || continue
+			sn__install_file 0755 "$p" "$d/fake/lib/$(basename "$p")"
+		done
+	else
+		sn__log "note: fake CUDA/NCCL libraries not built (make check)"
+	fi
+	if [ -f "$SN_SRC_DIR/etc/nccl-profiles.conf" ]; then
+		sn__install_file 0644 "$SN_SRC_DIR/etc/nccl-profiles.conf" \
+			"$(sn_profiles_path)"
+	else
+		sn__log "note: $SN_SRC_DIR/etc/nccl-profiles.conf missing"
+	fi
+}
+
+# Writes plugstack.conf loading spank_nccl.so with ARGS (each word one
+# argument).  profiles= and warmup_helper= point into the cluster unless
+# ARGS names them.  Takes effect at the next srun/sbatch/salloc.
+sn_plugstack_set() {
+	local args="$*" conf="$SN_CLUSTER_DIR/etc/plugstack.conf"
+	case " $args " in
+	*" profiles="*) ;;
+	*) args="profiles=$(sn_profiles_path) $args" ;;
+	esac
+	case " $args " in
+	*" warmup_helper="*) ;;
+	*) args="warmup_helper=$(sn_helper_path) $args" ;;
+	esac
+	printf 'required %s %s\n' "$(sn_plugin_path)" "$args" >"$conf.tmp"
+	chmod 0644 "$conf.tmp"
+	mv -f "$conf.tmp" "$conf"
+}
+
+# Writes an empty plugstack.conf (no plugin at all).
+sn_plugstack_empty() {
+	local conf="$SN_CLUSTER_DIR/etc/plugstack.conf"
+	printf '# no SPANK plugins\n' >"$conf.tmp"
+	chmod 0644 "$conf.tmp"
+	mv -f "$conf.tmp" "$conf"
+}
+
+# Back to what the cluster started with.
+sn_plugstack_reset() {
+	if [ "$SN_PLUGIN" = 1 ]; then
+		# shellcheck disable=SC2086
+		sn_plugstack_set $SN_PLUGSTACK_ARGS
+	else
+		sn_plugstack_empty
+	fi
+}
+
+sn__write_slurm_conf() {
+	local d=$SN_CLUSTER_DIR ctld_addr node_line gres_line i user
+	user=$(id -un)
+	if sn_cluster_uses_netns; then
+		ctld_addr="$SN_NET_PREFIX.1"
+	else
+		ctld_addr=127.0.0.1
+	fi
+	# config_overrides: advertise SN_CPUS CPUs on a 2-core machine so many
+	# one-CPU steps run at once; the real hardware is not checked.
+	node_line="CPUs=$SN_CPUS Boards=1 SocketsPerBoard=1"
+	node_line="$node_line CoresPerSocket=$SN_CPUS ThreadsPerCore=1"
+	node_line="$node_line RealMemory=1000 Gres=gpu:4 State=UNKNOWN"
+	cat >"$d/etc/slurm.conf" <<EOF
+# Generated by tests/cluster/cluster.sh; thrown away on stop.
+ClusterName=spanknccl
+SlurmctldHost=localhost($ctld_addr)
+SlurmctldPort=$SN_PORT
+SlurmdPort=$((SN_PORT + 1))
+SlurmUser=$user
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/munge.socket
+StateSaveLocation=$d/state
+SlurmdSpoolDir=$d/spool/%n
+SlurmctldPidFile=$d/run/slurmctld.pid
+SlurmdPidFile=$d/run/slurmd-%n.pid
+SlurmctldLogFile=$d/log/slurmctld.log
+SlurmdLogFile=$d/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=verbose
+PlugStackConfig=$d/etc/plugstack.conf
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+SlurmdParameters=config_overrides
+GresTypes=gpu
+ReturnToService=2
+MinJobAge=600
+KillWait=2
+InactiveLimit=0
+SlurmdTimeout=60
+MessageTimeout=10
+EOF
+	: >"$d/etc/gres.conf"
+	echo "AutoDetect=off" >>"$d/etc/gres.conf"
+	for ((i = 1; i <= SN_NODES; i++)); do
+		echo "NodeName=n$i NodeAddr=$(sn__node_addr "$i") $node_line" \
+			>>"$d/etc/slurm.conf"
+		echo "NodeName=n$i Name=gpu File=$d/dev/n$i/nvidia[0-3]" \
+			>>"$d/etc/gres.conf"
+		mkdir -p "$d/dev/n$i" "$d/spool/n$i"
+		for gpu in 0 1 2 3; do
+			# Slurm accepts device files only; /dev/null is one.
+			ln -sfn /dev/null "$d/dev/n$i/nvidia$gpu"
+		done
+	done
+	gres_line=$(sn_node_names | paste -sd, -)
+	echo "PartitionName=debug Nodes=$gres_line Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" \
+		>>"$d/etc/slurm.conf"
+	chmod 0644 "$d/etc/slurm.conf" "$d/etc/gres.conf"
+}
+
+# The unprivileged job user (and a supplementary group), when root.
+sn_cluster_ensure_user() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	getent group "$SN_USER_GROUP2" >/dev/null ||
+		groupadd -r "$SN_USER_GROUP2" || return 1
+	if ! getent passwd "$SN_USER" >/dev/null; then
+		useradd -m -s /bin/bash -G "$SN_USER_GROUP2" "$SN_USER" ||
+			return 1
+	fi
+}
+
+sn__pid_alive() {
+	local pid=$1 comm=$2 state
+	[ -n "$pid" ] && [ -r "/proc/$pid/comm" ] || return 1
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$comm" ] || return 1
+	# A zombie is not alive.
+	state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+	[ "$state" != Z ]
+}
+
+sn__wait_for() {
+	# sn__wait_for TENTHS CMD...: retry CMD every 0.1 s.
+	local tries=$1
+	shift
+	while ((tries-- > 0)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+sn__start_munge() {
+	local m=$SN_CLUSTER_DIR/munge
+	mkdir -p "$m"
+	chmod 0755 "$m"
+	if [ ! -f "$m/munge.key" ]; then
+		mungekey -c -k "$m/munge.key" >/dev/null 2>&1 ||
+			dd if=/dev/urandom of="$m/munge.key" bs=1024 count=1 \
+				status=none
+	fi
+	chmod 0600 "$m/munge.key"
+	munged -S "$m/munge.socket" --key-file="$m/munge.key" \
+		--log-file="$m/munged.log" --pid-file="$m/munged.pid" \
+		--seed-file="$m/munged.seed" --force 2>>"$m/munged.log" || {
+		tail -n 20 "$m/munged.log" >&2
+		sn__die "munged failed to start"
+		return 1
+	}
+	sn__wait_for 50 sh -c "munge -n -S '$m/munge.socket' |
+		unmunge -S '$m/munge.socket'" || {
+		tail -n 20 "$m/munged.log" >&2
+		sn__die "munged not answering on $m/munge.socket"
+		return 1
+	}
+}
+
+sn__setup_netns() {
+	local i ns
+	if ! ip link show "$SN_BRIDGE" >/dev/null 2>&1; then
+		ip link add "$SN_BRIDGE" type bridge || return 1
+	fi
+	ip addr replace "$SN_NET_PREFIX.1/24" dev "$SN_BRIDGE" || return 1
+	ip link set "$SN_BRIDGE" up || return 1
+	for ((i = 1; i <= SN_NODES; i++)); do
+		ns=$(sn__netns_name "$i")
+		ip netns add "$ns" 2>/dev/null ||
+			[ -e "/run/netns/$ns" ] || return 1
+		if ! ip link show "snv$SN_NET_ID-$i" >/dev/null 2>&1; then
+			ip link add "snv$SN_NET_ID-$i" type veth \
+				peer name eth0 netns "$ns" || return 1
+		fi
+		ip link set "snv$SN_NET_ID-$i" master "$SN_BRIDGE" up ||
+			return 1
+		ip -n "$ns" addr replace "$(sn__node_addr "$i")/24" \
+			dev eth0 || return 1
+		ip -n "$ns" link set lo up || return 1
+		ip -n "$ns" link set eth0 up || return 1
+	done
+}
+
+sn__teardown_netns() {
+	local i ns
+	for ((i = 1; i <= 64; i++)); do
+		ns=$(sn__netns_name "$i")
+		[ -e "/run/netns/$ns" ] || continue
+		ip netns del "$ns" 2>/dev/null
+	done
+	if ip link show "$SN_BRIDGE" >/dev/null 2>&1; then
+		ip link del "$SN_BRIDGE" 2>/dev/null
+	fi
+	# Deleting a namespace deletes its veth end and so the pair.
+	return 0
+}
+
+sn__start_slurmd() {
+	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns
+	if sn_cluster_uses_netns; then
+		ns=$(sn__netns_name "$i")
+		# The node gets its own network and hostname; everything else
+		# (filesystem, /sys, cgroups) is the host's.
+		nsenter --net="/run/netns/$ns" unshare --uts \
+			sh -c "hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+			>>"$d/log/slurmd-$node.out" 2>&1
+	else
+		slurmd -f "$SLURM_CONF" -N "$node" >>"$d/log/slurmd-$node.out" 2>&1
+	fi
+}
+
+sn__dump_logs() {
+	local d=$SN_CLUSTER_DIR f
+	for f in "$d"/log/slurmctld.log "$d"/log/slurmd-*.log "$d"/log/*.out; do
+		[ -s "$f" ] || continue
+		echo "---- tail of $f" >&2
+		tail -n 25 "$f" >&2
+	done
+}
+
+# Waits until every node is idle; fails fast on drain/invalid/down.
+sn__wait_nodes_idle() {
+	local tries=100 states bad
+	while ((tries-- > 0)); do
+		states=$(sinfo -h -N -o '%N %T' 2>/dev/null)
+		bad=$(echo "$states" | grep -E 'drain|inval|fail' || true)
+		if [ -n "$bad" ]; then
+			sn__dump_logs
+			sn__die "node not usable: $bad"
+			return 1
+		fi
+		if [ -n "$states" ] &&
+		   [ "$(echo "$states" | grep -c ' idle$')" -eq "$SN_NODES" ]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "$states" >&2
+	sn__dump_logs
+	sn__die "nodes not idle after 10 s"
+	return 1
+}
+
+sn_cluster_start() {
+	local d=$SN_CLUSTER_DIR i
+	if [ "$(id -u)" -ne 0 ]; then
+		sn__die "must run as root (daemons, namespaces, job user)"
+		return 1
+	fi
+	for i in munged slurmctld slurmd srun nsenter unshare ip; do
+		command -v "$i" >/dev/null || {
+			sn__die "$i not found (bash tests/install-deps.sh)"
+			return 1
+		}
+	done
+	sn_cluster_stop >/dev/null 2>&1
+	rm -rf "$d"
+	mkdir -p "$d"/{etc,state,spool,run,log,lib,libexec,dev,tmp}
+	chmod 0755 "$d" "$d"/{etc,spool,run,log,lib,libexec,dev}
+	chmod 1777 "$d/tmp"
+	sn_cluster_ensure_user || { sn__die "cannot create $SN_USER"; return 1; }
+	sn_cluster_install_artifacts || return 1
+	sn__write_slurm_conf
+	sn_plugstack_reset
+	sn__start_munge || return 1
+	if sn_cluster_uses_netns; then
+		sn__setup_netns || {
+			sn__die "network namespace setup failed"
+			return 1
+		}
+	fi
+	slurmctld -f "$SLURM_CONF" >>"$d/log/slurmctld.out" 2>&1 || {
+		sn__dump_logs
+		sn__die "slurmctld failed to start"
+		return 1
+	}
+	sn__wait_for 100 sh -c 'scontrol ping | grep -q "is UP"' || {
+		sn__dump_logs
+		sn__die "slurmctld not answering"
+		return 1
+	}
+	for ((i = 1; i <= SN_NODES; i++)); do
+		sn__start_slurmd "$i" || {
+			sn__dump_logs
+			sn__die "slurmd n$i failed to start"
+			return 1
+		}
+	done
+	sn__wait_nodes_idle || return 1
+	sn__log "up: $SN_NODES node(s) in $d (SLURM_CONF=$SLURM_CONF)"
+}
+
+sn__kill_pidfile() {
+	local pidfile=$1 comm=$2 pid tries
+	[ -f "$pidfile" ] || return 0
+	pid=$(tr -dc '0-9' <"$pidfile")
+	if sn__pid_alive "$pid" "$comm"; then
+		kill -TERM "$pid" 2>/dev/null
+		tries=50
+		while ((tries-- > 0)) && sn__pid_alive "$pid" "$comm"; do
+			sleep 0.1
+		done
+		if sn__pid_alive "$pid" "$comm"; then
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	fi
+	rm -f "$pidfile"
+}
+
+# slurmstepd processes of this cluster: they keep the node's log file
+# under the cluster directory open.
+sn__our_stepds() {
+	local p fd
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+		for fd in "$p"/fd/*; do
+			case $(readlink "$fd" 2>/dev/null) in
+			"$SN_CLUSTER_DIR"/*)
+				basename "$p"
+				break
+				;;
+			esac
+		done
+	done
+}
+
+sn_cluster_stop() {
+	local d=$SN_CLUSTER_DIR f pid node
+	[ -d "$d" ] || { sn__teardown_netns; return 0; }
+	if [ -f "$d/run/slurmctld.pid" ]; then
+		timeout 5 scancel --full --quiet $(timeout 5 squeue -h -o %i \
+			2>/dev/null) >/dev/null 2>&1
+	fi
+	for f in "$d"/run/slurmd-*.pid; do
+		[ -e "$f" ] || continue
+		sn__kill_pidfile "$f" slurmd
+	done
+	for pid in $(sn__our_stepds); do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	sn__kill_pidfile "$d/run/slurmctld.pid" slurmctld
+	sn__kill_pidfile "$d/munge/munged.pid" munged
+	for node in $(sn_node_names); do
+		:  # nothing per node beyond the pid files
+	done
+	sn__teardown_netns
+	sn__log "stopped ($d)"
+}
+
+sn_cluster_status() {
+	local d=$SN_CLUSTER_DIR f pid comm rc=0
+	for f in "$d"/munge/munged.pid "$d"/run/slurmctld.pid "$d"/run/slurmd-*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(tr -dc '0-9' <"$f")
+		comm=$(basename "$f" .pid)
+		comm=${comm%%-*}
+		if sn__pid_alive "$pid" "$comm"; then
+			echo "$comm ($f): running, pid $pid"
+		else
+			echo "$comm ($f): not running"
+			rc=1
+		fi
+	done
+	timeout 5 sinfo -N 2>/dev/null || rc=1
+	return $rc
+}
+
+# ---------------------------------------------------------------------
+# Helpers for tests.
+
+# srun/sbatch/salloc/squeue under a deadline (seconds in SN_TIMEOUT,
+# default 30): an impossible request would otherwise wait forever.
+sn_timeout() {
+	timeout -k 5 "${SN_TIMEOUT:-30}" "$@"
+}
+
+# Runs a command as the unprivileged job user from a directory it can
+# use, keeping SLURM_CONF (and whatever else the caller exported with
+# `env`).
+sn_as_user() {
+	(cd "$SN_CLUSTER_DIR/tmp" &&
+	 runuser -u "$SN_USER" -- env SLURM_CONF="$SLURM_CONF" "$@")
+}
+
+# IDs of every job the controller knows (any state), one per line.
+sn_all_job_ids() {
+	sn_timeout squeue -h -t all -o %i 2>/dev/null | sort -n
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -uo pipefail
+	case "${1:-}" in
+	start) sn_cluster_start ;;
+	stop) sn_cluster_stop ;;
+	status) sn_cluster_status ;;
+	env) echo "export SLURM_CONF=$SLURM_CONF" ;;
+	*)
+		echo "usage: $0 start|stop|status|env" >&2
+		echo "  (SN_NODES=N for N nodes in network namespaces)" >&2
+		exit 2
+		;;
+	esac
+fi

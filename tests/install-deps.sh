@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Installs everything spank-nccl needs to build and test on Debian 12, as
+# root.  Idempotent: a second run installs nothing new.  CUDA/NCCL are not
+# installed here (the build finds them in /usr/local/cuda when present; the
+# tests use the fake libraries built by `make check`).
+set -euo pipefail
+
+packages=(
+	# build
+	build-essential autoconf automake libtool pkg-config
+	# unit tests
+	libcmocka-dev valgrind
+	# Slurm 22.05 (spank.h) and a throwaway cluster for integration tests
+	libslurm-dev slurmctld slurmd slurm-client munge
+	# multi-node cluster in network namespaces; job users
+	iproute2 util-linux passwd procps
+	# integration tests; man page checks
+	bats man-db groff-base
+	# make distcheck (dist-xz)
+	xz-utils
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps.sh: must run as root (apt-get install)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	# Only packages not already installed cost an apt-get run.
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+	     grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps.sh: all ${#packages[@]} packages already installed"
+	exit 0
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+
+# Keep the packages' postinst scripts from starting munge/slurmctld/slurmd
+# as system services (invoke-rc.d honours policy-rc.d exit 101); the tests
+# start their own daemons.  Only remove a policy-rc.d we created.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 0755 "$policy"
+	created_policy=1
+fi
+cleanup() {
+	if [ "$created_policy" -eq 1 ]; then
+		rm -f "$policy"
+	fi
+}
+trap cleanup EXIT
+
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${packages[@]}"

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mock_spank.h"
+
+static struct mock_spank mock;
+
+struct mock_spank *mock_spank(void)
+{
+	return &mock;
+}
+
+spank_t mock_spank_handle(void)
+{
+	return (spank_t)&mock;
+}
+
+void mock_spank_reset(spank_context_t context, char *const *env)
+{
+	static char *empty[] = { NULL };
+
+	sn_envlist_free(&mock.env);
+	memset(&mock, 0, sizeof(mock));
+	mock.context = context;
+	mock.ids.uid = 1000;
+	mock.ids.gid = 1000;
+	mock.ids.job_id = 42;
+	mock.ids.step_id = 0;
+	sn_envlist_init_from(&mock.env, env ? env : empty);
+}
+
+bool mock_logged(const char (*lines)[2048], size_t n, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strstr(lines[i], needle))
+			return true;
+	return false;
+}
+
+spank_context_t sn_spank_context(void)
+{
+	return mock.context;
+}
+
+int sn_spank_register_option(spank_t sp, struct spank_option *opt)
+{
+	return 0;
+}
+
+int sn_spank_getenv(spank_t sp, const char *name, char *buf, size_t len)
+{
+	const char *v = sn_envlist_get(&mock.env, name);
+
+	if (!v)
+		return 0;
+	if (strlen(v) >= len)
+		return -1;
+	strcpy(buf, v);
+	return 1;
+}
+
+int sn_spank_setenv(spank_t sp, const char *name, const char *value)
+{
+	mock.setenv_calls++;
+	if (mock.setenv_fail_after &&
+	    mock.setenv_calls >= mock.setenv_fail_after)
+		return -1;
+	return sn_envlist_set(&mock.env, name, value);
+}
+
+int sn_spank_unsetenv(spank_t sp, const char *name)
+{
+	return sn_envlist_unset(&mock.env, name);
+}
+
+char **sn_spank_job_env(spank_t sp)
+{
+	static char *copy[256];
+	size_t i;
+
+	for (i = 0; i < mock.env.n && i < 255; i++)
+		copy[i] = mock.env.vars[i];
+	copy[i] = NULL;
+	return copy;
+}
+
+int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
+{
+	if (mock.ids_fail)
+		return -1;
+	*ids = mock.ids;
+	return 0;
+}
+
+int sn_spank_local_task_id(spank_t sp)
+{
+	return 0;
+}
+
+#define MOCK_CAPTURE(arr, count)                                        \
+	do {                                                            \
+		va_list ap;                                             \
+		if ((count) >= MOCK_LOG_MAX)                            \
+			return;                                         \
+		va_start(ap, fmt);                                      \
+		vsnprintf(arr[count], sizeof(arr[count]), fmt, ap);     \
+		va_end(ap);                                             \
+		(count)++;                                              \
+	} while (0)
+
+void sn_log_error(const char *fmt, ...)
+{
+	MOCK_CAPTURE(mock.errors, mock.n_errors);
+}
+
+void sn_log_user(const char *fmt, ...)
+{
+	MOCK_CAPTURE(mock.user, mock.n_user);
+}
+
+void sn_log_info(const char *fmt, ...)
+{
+	MOCK_CAPTURE(mock.info, mock.n_info);
+}
+
+void sn_log_debug(const char *fmt, ...)
+{
+}

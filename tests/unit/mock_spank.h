@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* A scriptable stand-in for Slurm behind src/plugin/spank_wrap.h. */
+#ifndef SN_MOCK_SPANK_H
+#define SN_MOCK_SPANK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "envlist.h"
+#include "spank_wrap.h"
+
+#define MOCK_LOG_MAX 64
+
+struct mock_spank {
+	spank_context_t context;
+	struct sn_envlist env;		/* the job environment */
+	struct sn_job_ids ids;
+	bool ids_fail;
+	int setenv_fail_after;		/* fail the Nth setenv; 0: never */
+	int setenv_calls;
+	/* captured messages, without the "spank-nccl: " prefix */
+	char user[MOCK_LOG_MAX][2048];
+	size_t n_user;
+	char errors[MOCK_LOG_MAX][2048];
+	size_t n_errors;
+	char info[MOCK_LOG_MAX][2048];
+	size_t n_info;
+};
+
+/* Resets the mock; the job env starts as ENV (NULL-terminated) or empty. */
+void mock_spank_reset(spank_context_t context, char *const *env);
+struct mock_spank *mock_spank(void);
+/* Handle to pass where the plugin expects a spank_t. */
+spank_t mock_spank_handle(void);
+/* True if any captured line of KIND contains NEEDLE. */
+bool mock_logged(const char (*lines)[2048], size_t n, const char *needle);
+
+#endif

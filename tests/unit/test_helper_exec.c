@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sn_helper_run(): the child's environment (stdio, descriptors, signals,
+ * identity) and the parent's deadline, kill and reap.  Identity tests
+ * need root; under CI=true (root) they must run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helper_exec.h"
+
+static struct sn_helper_outcome out;
+
+static int run_sh(const char *script, unsigned int timeout_ms)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", "MARKER=from-job", NULL };
+	struct sn_helper_spec spec = {
+		.path = "/bin/sh",
+		.argv = argv,
+		.envp = envp,
+		.drop_privileges = false,
+		.timeout_ms = timeout_ms,
+		.kill_grace_ms = 200,
+	};
+
+	return sn_helper_run(&spec, &out);
+}
+
+static bool pid_alive(pid_t pid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%*d %*s %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state != 0 && state != 'Z' && state != 'X';
+}
+
+static void captures_stdout_stderr_and_env(void **state)
+{
+	assert_int_equal(run_sh("echo out:$MARKER; echo err >&2; exit 0",
+				5000), 0);
+	assert_true(out.exited);
+	assert_int_equal(out.exit_code, 0);
+	assert_string_equal(out.out, "out:from-job\n");
+	assert_string_equal(out.err, "err\n");
+	assert_false(out.timed_out);
+}
+
+static void passes_exit_code(void **state)
+{
+	assert_int_equal(run_sh("exit 3", 5000), 0);
+	assert_true(out.exited);
+	assert_int_equal(out.exit_code, 3);
+}
+
+static void stdin_is_dev_null(void **state)
+{
+	assert_int_equal(run_sh("cat; readlink /proc/self/fd/0", 5000), 0);
+	assert_string_equal(out.out, "/dev/null\n");
+}
+
+static void other_descriptors_are_closed(void **state)
+{
+	int leak = open("/dev/null", O_RDONLY);	/* no O_CLOEXEC on purpose */
+
+	assert_true(leak > 2);
+	/* ls opens its own directory fd: only 0, 1, 2 and that one remain. */
+	assert_int_equal(run_sh("ls /proc/self/fd | wc -l", 5000), 0);
+	close(leak);
+	assert_string_equal(out.out, "4\n");
+}
+
+static void signals_are_unblocked(void **state)
+{
+	sigset_t block, old;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	signal(SIGINT, SIG_IGN);
+	assert_int_equal(run_sh("grep -E '^Sig(Blk|Ign)' /proc/self/status",
+				5000), 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	signal(SIGINT, SIG_DFL);
+	assert_non_null(strstr(out.out, "SigBlk:\t0000000000000000"));
+	assert_non_null(strstr(out.out, "SigIgn:\t0000000000000000"));
+}
+
+static void crash_is_reported_as_signal(void **state)
+{
+	assert_int_equal(run_sh("kill -SEGV $$", 5000), 0);
+	assert_true(out.signaled);
+	assert_int_equal(out.signal, SIGSEGV);
+	assert_false(out.exited);
+}
+
+static void timeout_escalates_to_sigkill_and_reaps(void **state)
+{
+	pid_t pid;
+
+	assert_int_equal(run_sh("trap '' TERM; echo $$; exec sleep 30", 300),
+			 0);
+	assert_true(out.timed_out);
+	assert_true(out.signaled);
+	assert_int_equal(out.signal, SIGKILL);
+	/* deadline 300 ms + grace 200 ms, plus scheduling slack */
+	assert_true(out.elapsed_ms < 1500);
+	pid = (pid_t)atoi(out.out);
+	assert_true(pid > 0);
+	assert_false(pid_alive(pid));
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);	/* no zombie */
+	assert_int_equal(errno, ECHILD);
+}
+
+static void timeout_sigterm_suffices_for_polite_helper(void **state)
+{
+	assert_int_equal(run_sh("exec sleep 30", 200), 0);
+	assert_true(out.timed_out);
+	assert_true(out.signaled);
+	assert_int_equal(out.signal, SIGTERM);
+}
+
+static void grandchild_does_not_survive(void **state)
+{
+	pid_t grandchild;
+
+	assert_int_equal(run_sh("sleep 30 >/dev/null 2>&1 & echo $!; exit 0",
+				5000), 0);
+	assert_true(out.exited);
+	grandchild = (pid_t)atoi(out.out);
+	assert_true(grandchild > 0);
+	usleep(50000);	/* reparented to init, which reaps it */
+	assert_false(pid_alive(grandchild));
+}
+
+static void grandchild_holding_stdout_does_not_block(void **state)
+{
+	/* The grandchild keeps the pipe open; the child's exit must end it. */
+	assert_int_equal(run_sh("sleep 30 & exit 0", 5000), 0);
+	assert_true(out.exited);
+	assert_false(out.timed_out);
+	assert_true(out.elapsed_ms < 2000);
+}
+
+static void missing_executable_reports_exec_stage(void **state)
+{
+	char *argv[] = { "/nonexistent/nccl-warmup", NULL };
+	char *envp[] = { NULL };
+	struct sn_helper_spec spec = {
+		.path = argv[0], .argv = argv, .envp = envp,
+		.timeout_ms = 2000, .kill_grace_ms = 100,
+	};
+
+	assert_int_equal(sn_helper_run(&spec, &out), -1);
+	assert_int_equal(out.failed_stage, SN_HELPER_STAGE_EXEC);
+	assert_int_equal(out.failed_errno, ENOENT);
+}
+
+static void large_output_is_bounded(void **state)
+{
+	assert_int_equal(run_sh("head -c 200000 /dev/zero | tr '\\0' x", 5000),
+			 0);
+	assert_true(out.exited);
+	assert_int_equal(out.out_len, SN_HELPER_OUT_MAX);
+}
+
+/* Root only: the full switch to the job user. */
+static bool need_root(void)
+{
+	const char *ci = getenv("CI");
+
+	if (geteuid() == 0)
+		return true;
+	if (ci && strcmp(ci, "true") == 0)
+		fail_msg("CI=true: identity tests need root");
+	return false;
+}
+
+static void drops_to_job_user_completely(void **state)
+{
+	gid_t groups[] = { 65534, 4242 };
+	char *argv[] = { "/bin/sh", "-c",
+			 "grep -E '^(Uid|Gid|Groups):' /proc/self/status; "
+			 "cat /proc/self/oom_score_adj", NULL };
+	char *envp[] = { NULL };
+	struct sn_helper_spec spec = {
+		.path = "/bin/sh", .argv = argv, .envp = envp,
+		.drop_privileges = true, .uid = 65534, .gid = 65534,
+		.groups = groups, .n_groups = 2,
+		.timeout_ms = 5000, .kill_grace_ms = 100,
+	};
+	uid_t saved_euid = geteuid();
+	int fd;
+
+	if (!need_root()) {
+		skip();
+		return;
+	}
+	/* As in slurmstepd's user_init: real uid 0, effective uid the user,
+	 * and an oom_score_adj the child must not inherit. */
+	fd = open("/proc/self/oom_score_adj", O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "-500", 4), 4);
+	close(fd);
+	assert_int_equal(seteuid(65534), 0);
+	assert_int_equal(sn_helper_run(&spec, &out), 0);
+	assert_int_equal(seteuid(saved_euid), 0);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY);
+	assert_int_equal(write(fd, "0", 1), 1);
+	close(fd);
+
+	assert_true(out.exited);
+	assert_int_equal(out.exit_code, 0);
+	assert_non_null(strstr(out.out, "Uid:\t65534\t65534\t65534\t65534"));
+	assert_non_null(strstr(out.out, "Gid:\t65534\t65534\t65534\t65534"));
+	assert_non_null(strstr(out.out, "Groups:\t4242 65534"));
+	assert_non_null(strstr(out.out, "\n0\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(captures_stdout_stderr_and_env),
+		cmocka_unit_test(passes_exit_code),
+		cmocka_unit_test(stdin_is_dev_null),
+		cmocka_unit_test(other_descriptors_are_closed),
+		cmocka_unit_test(signals_are_unblocked),
+		cmocka_unit_test(crash_is_reported_as_signal),
+		cmocka_unit_test(timeout_escalates_to_sigkill_and_reaps),
+		cmocka_unit_test(timeout_sigterm_suffices_for_polite_helper),
+		cmocka_unit_test(grandchild_does_not_survive),
+		cmocka_unit_test(grandchild_holding_stdout_does_not_block),
+		cmocka_unit_test(missing_executable_reports_exec_stage),
+		cmocka_unit_test(large_output_is_bounded),
+		cmocka_unit_test(drops_to_job_user_completely),
+	};
+
+	return cmocka_run_group_tests_name("helper_exec", tests, NULL, NULL);
+}

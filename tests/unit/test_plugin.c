@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin's hook logic, driven through the mock SPANK layer: what
+ * srun/sbatch refuse at submit time, what slurmstepd applies and prints,
+ * and how warmup failures turn into task_init failures.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mock_spank.h"
+#include "plugin.h"
+
+static const char profiles_text[] =
+	"[profile cumem]\n"
+	"description = cuMem off\n"
+	"set NCCL_CUMEM_ENABLE=0\n"
+	"[profile tree]\n"
+	"description = tree\n"
+	"set NCCL_ALGO=Tree\n"
+	"[profile ring]\n"
+	"description = ring\n"
+	"set NCCL_ALGO=Ring\n"
+	"[profile segs]\n"
+	"description = expandable segments\n"
+	"merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\n"
+	"[profile register]\n"
+	"description = registers allocator with NCCL\n"
+	"set TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1\n"
+	"[rule debug-info]\n"
+	"level = warning\n"
+	"message = NCCL_DEBUG=INFO slows weight sync\n"
+	"when NCCL_DEBUG = INFO|TRACE\n"
+	"[rule ub]\n"
+	"level = error\n"
+	"message = expandable segments break NCCL buffer registration\n"
+	"when PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True\n"
+	"when TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK = 1\n";
+
+struct fixture {
+	char dir[64];
+	char profiles[128];
+	char helper[128];
+	char arg_profiles[160];
+	char arg_helper[160];
+	struct sn_plugin p;
+};
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/sn-plugin-XXXXXX");
+	if (!fx || !mkdtemp(fx->dir))
+		return -1;
+	chmod(fx->dir, 0755);
+	snprintf(fx->profiles, sizeof(fx->profiles), "%s/profiles.conf",
+		 fx->dir);
+	snprintf(fx->helper, sizeof(fx->helper), "%s/helper", fx->dir);
+	write_file(fx->profiles, profiles_text, 0644);
+	snprintf(fx->arg_profiles, sizeof(fx->arg_profiles), "profiles=%s",
+		 fx->profiles);
+	snprintf(fx->arg_helper, sizeof(fx->arg_helper), "warmup_helper=%s",
+		 fx->helper);
+	unsetenv(SN_ENV_PROFILE);
+	unsetenv(SN_ENV_WARMUP);
+	unsetenv("NCCL_DEBUG");
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	sn_plugin_fini(&fx->p);
+	unlink(fx->profiles);
+	unlink(fx->helper);
+	rmdir(fx->dir);
+	free(fx);
+	return 0;
+}
+
+static int init_with(struct fixture *fx, spank_context_t ctx,
+		     char *const *env, const char *extra_arg)
+{
+	char *av[4] = { fx->arg_profiles, fx->arg_helper, NULL, NULL };
+	int ac = 2;
+
+	if (extra_arg)
+		av[ac++] = (char *)extra_arg;
+	mock_spank_reset(ctx, env);
+	return sn_plugin_init(&fx->p, mock_spank_handle(), ac, av);
+}
+
+static const char *job_env(const char *name)
+{
+	return sn_envlist_get(&mock_spank()->env, name);
+}
+
+/* ---- submit side (srun/sbatch/salloc) -------------------------------- */
+
+static void submit_accepts_known_profiles(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem,segs", 0), 0);
+	assert_int_equal(sn_submit_post_opt(&fx->p), 0);
+	assert_int_equal(mock_spank()->n_errors, 0);
+}
+
+static void submit_refuses_unknown_profile(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "nope", 0), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"nope"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"cumem"));	/* lists known ones */
+}
+
+static void submit_refuses_conflicting_profiles(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(init_with(fx, S_CTX_ALLOCATOR, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "tree,ring", 0), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"tree"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"ring"));
+}
+
+static void submit_refuses_malformed_value(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "a b", 0), -1);
+	assert_int_equal(sn_option_warmup(&fx->p, "bogus", 0), -1);
+	assert_int_equal(mock_spank()->n_errors, 2);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"--nccl-warmup"));
+}
+
+static void submit_refuses_error_rule(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "segs,register", 0), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"rule \"ub\""));
+}
+
+static void submit_env_var_form_and_cli_wins(void **state)
+{
+	struct fixture *fx = *state;
+
+	setenv(SN_ENV_PROFILE, "nope", 1);
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_submit_post_opt(&fx->p), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				SN_ENV_PROFILE));
+	sn_plugin_fini(&fx->p);
+
+	/* The command line wins: the bad env var is never looked at. */
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem", 0), 0);
+	assert_int_equal(sn_submit_post_opt(&fx->p), 0);
+	unsetenv(SN_ENV_PROFILE);
+}
+
+static void submit_config_error_refuses(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, "warmup_timeout=x"),
+			 -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"warmup_timeout"));
+}
+
+/* ---- slurmstepd ------------------------------------------------------ */
+
+static void step_applies_profiles_to_job_env(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	/* slurmstepd calls the callback twice: must be harmless. */
+	assert_int_equal(sn_option_profile(&fx->p, "cumem,segs", 1), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem,segs", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	assert_string_equal(job_env("NCCL_CUMEM_ENABLE"), "0");
+	assert_string_equal(job_env("PYTORCH_CUDA_ALLOC_CONF"),
+			    "max_split_size_mb:128,expandable_segments:True");
+	assert_int_equal(mock_spank()->n_errors, 0);
+}
+
+static void step_last_option_value_wins(void **state)
+{
+	struct fixture *fx = *state;
+	spank_t sp = mock_spank_handle();
+
+	/* #SBATCH --nccl-profile=tree inherited, then srun --nccl-profile=ring */
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "tree", 1), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "ring", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_string_equal(job_env("NCCL_ALGO"), "Ring");
+}
+
+static void step_user_value_wins_and_is_reported_once(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "NCCL_ALGO=Ring", NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "tree", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_string_equal(job_env("NCCL_ALGO"), "Ring");
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				"NCCL_ALGO"));
+	sn_plugin_fini(&fx->p);
+
+	/* Node 1 of the same step applies the same but prints nothing. */
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	mock_spank()->ids.node_id = 1;
+	assert_int_equal(sn_option_profile(&fx->p, "tree", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(mock_spank()->n_user, 0);
+}
+
+static void step_env_var_form(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { SN_ENV_PROFILE "=cumem", NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_string_equal(job_env("NCCL_CUMEM_ENABLE"), "0");
+}
+
+static void step_warning_rule_printed_on_first_node(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "NCCL_DEBUG=info", NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	assert_int_equal(mock_spank()->n_user, 1);
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				"debug-info"));
+}
+
+static void step_error_rule_fails_tasks(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1",
+			NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "segs", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"rule \"ub\""));
+}
+
+static void step_setenv_failure_fails_tasks(void **state)
+{
+	struct fixture *fx = *state;
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, NULL), 0);
+	mock_spank()->setenv_fail_after = 2;
+	assert_int_equal(sn_option_profile(&fx->p, "cumem,tree", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	/* Nothing half-applied. */
+	assert_null(job_env("NCCL_CUMEM_ENABLE"));
+	assert_null(job_env("NCCL_ALGO"));
+}
+
+static void step_broken_config_never_fails_init(void **state)
+{
+	struct fixture *fx = *state;
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, "bogus=1"), 0);
+	/* Unused: the step runs. */
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	sn_plugin_fini(&fx->p);
+
+	/* Used: the step fails with the reason. */
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, "bogus=1"), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"plugstack.conf"));
+}
+
+static void step_broken_profile_file_names_file_and_line(void **state)
+{
+	struct fixture *fx = *state;
+	spank_t sp = mock_spank_handle();
+
+	write_file(fx->profiles, "[profile x]\nset NOPE\n", 0644);
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "x", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"profiles.conf:2"));
+}
+
+/* ---- warmup ---------------------------------------------------------- */
+
+static void write_helper(struct fixture *fx, const char *body)
+{
+	char script[4096];
+
+	snprintf(script, sizeof(script), "#!/bin/sh\n%s\n", body);
+	write_file(fx->helper, script, 0755);
+}
+
+static int run_warmup_step(struct fixture *fx, char *const *env,
+			   const char *value, const char *extra_arg)
+{
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, extra_arg), 0);
+	/* Unprivileged test runs cannot switch users: run as ourselves. */
+	mock_spank()->ids.uid = getuid();
+	mock_spank()->ids.gid = getgid();
+	assert_int_equal(sn_option_warmup(&fx->p, value, 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	return sn_step_task_init(&fx->p, sp);
+}
+
+static void warmup_skips_step_without_gpus(void **state)
+{
+	struct fixture *fx = *state;
+
+	write_helper(fx, "exit 5");
+	assert_int_equal(run_warmup_step(fx, NULL, NULL, NULL), 0);
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"no GPUs"));
+}
+
+static void warmup_success_is_quiet(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURMD_NODENAME=n7", NULL };
+
+	write_helper(fx, "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+			 "\"summary\":\"warmup ok on n7: 2 GPUs\"}'; exit 0");
+	assert_int_equal(run_warmup_step(fx, env, "comm", NULL), 0);
+	assert_int_equal(mock_spank()->n_user, 0);
+	assert_int_equal(mock_spank()->n_errors, 0);
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"passed"));
+	sn_plugin_fini(&fx->p);
+
+	assert_int_equal(run_warmup_step(fx, env, "comm,verbose", NULL), 0);
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				"warmup ok on n7"));
+}
+
+static void warmup_failure_fails_tasks_with_one_message(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURMD_NODENAME=n7", NULL };
+
+	write_helper(fx, "echo '{\"version\":1,\"status\":\"duplicate_busid\","
+			 "\"exit_code\":3,\"message\":\"GPU 0 and GPU 1 both "
+			 "report PCI bus ID 0000:01:00.0\"}'; exit 3");
+	assert_int_equal(run_warmup_step(fx, env, NULL, NULL), -1);
+	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"node n7"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"0000:01:00.0"));
+}
+
+static void warmup_policy_warn_lets_step_run(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0", NULL };
+
+	write_helper(fx, "exit 5");
+	assert_int_equal(run_warmup_step(fx, env, NULL, "warmup_policy=warn"),
+			 0);
+	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"warmup_policy=warn"));
+}
+
+static void warmup_timeout_kills_helper(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0", NULL };
+
+	write_helper(fx, "trap '' TERM; sleep 30");
+	assert_int_equal(run_warmup_step(fx, env, NULL, "warmup_timeout=1"),
+			 -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"did not finish within 1 s"));
+}
+
+static void warmup_crash_is_reported(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0", NULL };
+
+	write_helper(fx, "echo 'about to crash' >&2; kill -SEGV $$");
+	assert_int_equal(run_warmup_step(fx, env, NULL, NULL), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"signal 11"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"about to crash"));
+}
+
+static void warmup_missing_helper_is_reported(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0", NULL };
+
+	unlink(fx->helper);
+	assert_int_equal(run_warmup_step(fx, env, NULL, NULL), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"could not execute"));
+}
+
+static void warmup_off_runs_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0", NULL };
+
+	write_helper(fx, "exit 5");
+	assert_int_equal(run_warmup_step(fx, env, "off", NULL), 0);
+	assert_int_equal(mock_spank()->n_errors, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(submit_accepts_known_profiles),
+		T(submit_refuses_unknown_profile),
+		T(submit_refuses_conflicting_profiles),
+		T(submit_refuses_malformed_value),
+		T(submit_refuses_error_rule),
+		T(submit_env_var_form_and_cli_wins),
+		T(submit_config_error_refuses),
+		T(step_applies_profiles_to_job_env),
+		T(step_last_option_value_wins),
+		T(step_user_value_wins_and_is_reported_once),
+		T(step_env_var_form),
+		T(step_warning_rule_printed_on_first_node),
+		T(step_error_rule_fails_tasks),
+		T(step_setenv_failure_fails_tasks),
+		T(step_broken_config_never_fails_init),
+		T(step_broken_profile_file_names_file_and_line),
+		T(warmup_skips_step_without_gpus),
+		T(warmup_success_is_quiet),
+		T(warmup_failure_fails_tasks_with_one_message),
+		T(warmup_policy_warn_lets_step_run),
+		T(warmup_timeout_kills_helper),
+		T(warmup_crash_is_reported),
+		T(warmup_missing_helper_is_reported),
+		T(warmup_off_runs_nothing),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
+}
