@@ -89,10 +89,15 @@ static int child_drop_privileges(const struct sn_helper_spec *spec)
 	if (getresuid(&ruid, &euid, &suid) == 0 &&
 	    getresgid(&rgid, &egid, &sgid) == 0 && spec->uid != 0 &&
 	    ruid == spec->uid && euid == spec->uid && suid == spec->uid &&
-	    rgid == spec->gid && egid == spec->gid && sgid == spec->gid)
+	    rgid == spec->gid && egid == spec->gid && sgid == spec->gid) {
+		child_reset_oom_score();	/* raising is all we may do */
 		return 0;
-	/* Real uid is 0 in user_init: regain the effective root we need. */
+	}
+	/* Real uid is 0 in user_init: regain the effective root we need
+	 * (also to lower oom_score_adj, which needs CAP_SYS_RESOURCE). */
 	if (geteuid() != 0 && seteuid(0) < 0)
+		return -1;
+	if (child_reset_oom_score() < 0)
 		return -1;
 	if (setgroups((size_t)spec->n_groups, spec->groups) < 0 ||
 	    setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
@@ -137,10 +142,12 @@ child_run(const struct sn_helper_spec *spec, int out_fd, int err_fd,
 	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
 	    dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
-	if (child_reset_oom_score() < 0)
+	if (spec->drop_privileges) {
+		if (child_drop_privileges(spec) < 0)
+			child_fail(report_fd, SN_HELPER_STAGE_PRIVILEGES);
+	} else if (child_reset_oom_score() < 0) {
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
-	if (spec->drop_privileges && child_drop_privileges(spec) < 0)
-		child_fail(report_fd, SN_HELPER_STAGE_PRIVILEGES);
+	}
 	if (child_close_fds(report_fd) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 

@@ -18,6 +18,7 @@
 #   SN_BUILD_DIR        build tree holding the plugin, the helper and the
 #                       fake CUDA/NCCL libraries (default: ../../_build)
 #   SN_SRC_DIR          source tree (default: two levels above this file)
+#   SN_PROFILES_SRC     profile file to install (default etc/nccl-profiles.conf)
 #   SN_PLUGIN=0         start with an empty plugstack.conf (no plugin)
 #   SN_PLUGSTACK_ARGS   extra plugstack.conf arguments for spank_nccl.so
 #   SN_CPUS             CPUs each node advertises (default 32)
@@ -39,6 +40,7 @@ SN_CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${SN_CPUS:=32}"
 : "${SN_USER:=sncuser}"
 : "${SN_USER_GROUP2:=sncextra}"
+: "${SN_PROFILES_SRC:=$SN_SRC_DIR/etc/nccl-profiles.conf}"
 
 # Ports and network derive from the cluster directory, so two clusters in
 # different directories (two people testing at once) do not collide.
@@ -159,11 +161,10 @@ sn_cluster_install_artifacts() {
 	else
 		sn__log "note: fake CUDA/NCCL libraries not built (make check)"
 	fi
-	if [ -f "$SN_SRC_DIR/etc/nccl-profiles.conf" ]; then
-		sn__install_file 0644 "$SN_SRC_DIR/etc/nccl-profiles.conf" \
-			"$(sn_profiles_path)"
+	if [ -f "$SN_PROFILES_SRC" ]; then
+		sn__install_file 0644 "$SN_PROFILES_SRC" "$(sn_profiles_path)"
 	else
-		sn__log "note: $SN_SRC_DIR/etc/nccl-profiles.conf missing"
+		sn__log "note: profile file $SN_PROFILES_SRC missing"
 	fi
 }
 
@@ -416,7 +417,7 @@ sn__wait_nodes_idle() {
 	return 1
 }
 
-sn_cluster_start() {
+sn__cluster_start() {
 	local d=$SN_CLUSTER_DIR i
 	if [ "$(id -u)" -ne 0 ]; then
 		sn__die "must run as root (daemons, namespaces, job user)"
@@ -428,7 +429,7 @@ sn_cluster_start() {
 			return 1
 		}
 	done
-	sn_cluster_stop >/dev/null 2>&1
+	sn__cluster_stop >/dev/null 2>&1
 	rm -rf "$d"
 	mkdir -p "$d"/{etc,state,spool,run,log,lib,libexec,dev,tmp}
 	chmod 0755 "$d" "$d"/{etc,spool,run,log,lib,libexec,dev}
@@ -499,12 +500,15 @@ sn__our_stepds() {
 	done
 }
 
-sn_cluster_stop() {
-	local d=$SN_CLUSTER_DIR f pid node
+sn__cluster_stop() {
+	local d=$SN_CLUSTER_DIR f pid jobs
 	[ -d "$d" ] || { sn__teardown_netns; return 0; }
 	if [ -f "$d/run/slurmctld.pid" ]; then
-		timeout 5 scancel --full --quiet $(timeout 5 squeue -h -o %i \
-			2>/dev/null) >/dev/null 2>&1
+		jobs=$(timeout 5 squeue -h -o %i 2>/dev/null)
+		if [ -n "$jobs" ]; then
+			# shellcheck disable=SC2086
+			timeout 5 scancel --full --quiet $jobs >/dev/null 2>&1
+		fi
 	fi
 	for f in "$d"/run/slurmd-*.pid; do
 		[ -e "$f" ] || continue
@@ -515,11 +519,19 @@ sn_cluster_stop() {
 	done
 	sn__kill_pidfile "$d/run/slurmctld.pid" slurmctld
 	sn__kill_pidfile "$d/munge/munged.pid" munged
-	for node in $(sn_node_names); do
-		:  # nothing per node beyond the pid files
-	done
 	sn__teardown_netns
 	sn__log "stopped ($d)"
+}
+
+# The public entry points run their bodies in a `||` list: callers under
+# `set -e` (bats) must not abort half-way through a start or a stop; the
+# bodies check every step themselves.
+sn_cluster_start() {
+	sn__cluster_start "$@" || return
+}
+
+sn_cluster_stop() {
+	sn__cluster_stop "$@" || return
 }
 
 sn_cluster_status() {

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-warmup: checks that the GPUs this process sees are distinct and that
+ * NCCL can build and use a communicator over them, within a deadline.
+ * Run by spank_nccl.so as the job user, or by hand, a Prolog or NHC.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bandwidth.h"
+#include "comm.h"
+#include "warmup.h"
+
+/* Steps 3-4: NCCL.  Aborts the communicators on any failure. */
+static int run_nccl(struct wu_run *run)
+{
+	struct wu_comm comm;
+	int code;
+
+	code = wu_gpus_create_contexts(run);
+	if (code)
+		return code;
+	code = wu_comm_init(run, &comm);
+	if (!code)
+		code = wu_comm_verify(run, &comm);
+	if (!code && run->opt.mode == WU_MODE_BANDWIDTH)
+		code = wu_bandwidth(run, &comm);
+	/* A slow link is a verdict, not a broken communicator. */
+	if (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH) {
+		int torn = wu_comm_teardown(run, &comm);
+
+		if (torn)
+			code = torn;
+		else
+			return code;
+	}
+	wu_doing(run, "ncclCommAbort");
+	wu_comm_abort(&comm);
+	return code;
+}
+
+static int run_all(struct wu_run *run)
+{
+	int code;
+
+	if (run->opt.mode != WU_MODE_CHECK || 1)
+		wu_nccl_version(run);
+	code = wu_gpus_enumerate(run);
+	if (code)
+		return code;
+	code = wu_gpus_check_duplicates(run);
+	if (code || run->opt.mode == WU_MODE_CHECK)
+		return code;
+	/*
+	 * CUDA enumerates one MIG instance per process, so several MIG
+	 * devices here means a setup NCCL cannot use in one communicator
+	 * (MIG has no peer-to-peer): note it rather than fail the node.
+	 */
+	if (run->n_gpus > 1 && sn_busid_any_mig(run->gpus, run->n_gpus)) {
+		wu_note(run, "MIG: NCCL communicator check skipped");
+		return SN_WARMUP_OK;
+	}
+	return run_nccl(run);
+}
+
+int main(int argc, char **argv)
+{
+	struct wu_run run;
+	char err[256];
+
+	wu_run_init(&run);
+	switch (wu_cli_parse(argc, argv, &run.opt, err, sizeof(err))) {
+	case WU_CLI_EXIT_OK:
+		return 0;
+	case WU_CLI_USAGE:
+		fprintf(stderr, "spank-nccl: nccl-warmup: %s\n", err);
+		return SN_WARMUP_USAGE;
+	case WU_CLI_RUN:
+		break;
+	}
+	/* A reader that went away must not kill us before the exit code. */
+	signal(SIGPIPE, SIG_IGN);
+	run.deadline = run.t_start + run.opt.timeout_s;
+	if (wu_watchdog_start(&run) != 0)
+		wu_report_and_exit(&run,
+				   wu_fail(&run, SN_WARMUP_INTERNAL,
+					   "cannot start the watchdog thread"));
+	wu_report_and_exit(&run, run_all(&run));
+}

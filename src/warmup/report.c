@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run's only output: one "spank-nccl: " line on stderr and, with
+ * --json, one JSON object on stdout (schema in nccl-warmup(1); read back
+ * by sn_warmup_result_parse).  Whichever thread claims run->reporting
+ * first (main or watchdog) prints and ends the process.
+ */
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "warmup.h"
+
+#define WU_MAX_GROUPS_LISTED 64
+
+struct out {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+static void add(struct out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->len >= o->cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	o->len += (size_t)n;
+	if (o->len >= o->cap)
+		o->len = o->cap - 1;
+}
+
+static void add_json_string(struct out *o, const char *s)
+{
+	char esc[6 * WU_MESSAGE_MAX + 1];
+
+	sn_json_escape(esc, sizeof(esc), s);
+	add(o, "\"%s\"", esc);
+}
+
+static const char *const phase_key[WU_PHASE_COUNT] = {
+	"cuda_init", "contexts", "comm_init", "allreduce", "bandwidth",
+	"teardown",
+};
+static const char *const phase_label[WU_PHASE_COUNT] = {
+	"cuda", "contexts", "comm init", "all-reduce", "bandwidth",
+	"teardown",
+};
+
+/* Busy-phase time counts too: a timeout shows where the time went. */
+static bool phase_time(const struct wu_run *s, enum wu_phase p, double now,
+		       double *ms)
+{
+	if (s->phase_done[p]) {
+		*ms = s->phase_ms[p];
+		return true;
+	}
+	if (p == s->phase && s->phase_started > 0) {
+		*ms = (now - s->phase_started) * 1e3;
+		return true;
+	}
+	return false;
+}
+
+static void human_bytes(unsigned long long b, char *out, size_t len)
+{
+	if (b >= (1ULL << 30) && b % (1ULL << 30) == 0)
+		snprintf(out, len, "%lluG", b >> 30);
+	else if (b >= (1ULL << 20) && b % (1ULL << 20) == 0)
+		snprintf(out, len, "%lluM", b >> 20);
+	else if (b >= (1ULL << 10) && b % (1ULL << 10) == 0)
+		snprintf(out, len, "%lluK", b >> 10);
+	else
+		snprintf(out, len, "%llu bytes", b);
+}
+
+static void build_summary(const struct wu_run *s, int code, double now,
+			  char *summary, size_t len)
+{
+	struct out o = { summary, 0, len };
+	char gpus[512] = "";
+	struct out g = { gpus, 0, sizeof(gpus) };
+	double ms;
+
+	for (size_t i = 0; i < s->n_gpus; i++) {
+		if (g.len + strlen(s->gpus[i].busid) + 6 >= g.cap) {
+			add(&g, " ...");
+			break;
+		}
+		add(&g, "%s%s", i ? " " : "", s->gpus[i].busid);
+	}
+	if (code == SN_WARMUP_OK)
+		add(&o, "warmup ok on %s: ", s->opt.node);
+	else
+		add(&o, "warmup FAILED on %s: %s; ", s->opt.node, s->message);
+	if (s->n_gpus)
+		add(&o, "%zu GPU%s [%s]", s->n_gpus, s->n_gpus == 1 ? "" : "s",
+		    gpus);
+	else
+		add(&o, "no GPUs");
+	if (s->nccl_version[0])
+		add(&o, ", NCCL %s", s->nccl_version);
+	add(&o, ", %s mode", wu_mode_name(s->opt.mode));
+	if (s->note[0])
+		add(&o, ", %s", s->note);
+	if (s->busbw_measured) {
+		char size[32];
+
+		human_bytes(s->opt.bytes, size, sizeof(size));
+		add(&o, ", busbw %.1f GB/s (%s all-reduce)", s->busbw_gbps,
+		    size);
+	}
+	for (int p = 0; p < WU_PHASE_COUNT; p++)
+		if (phase_time(s, (enum wu_phase)p, now, &ms))
+			add(&o, ", %s %.0f ms", phase_label[p], ms);
+	add(&o, ", total %.2f s", now - s->t_start);
+}
+
+static void build_json(const struct wu_run *s, int code, double now,
+		       const char *summary, struct out *o)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	int n_groups;
+	double ms;
+
+	add(o, "{\"version\":1,\"node\":");
+	add_json_string(o, s->opt.node);
+	add(o, ",\"mode\":\"%s\",\"status\":\"%s\",\"exit_code\":%d,\"message\":",
+	    wu_mode_name(s->opt.mode), sn_warmup_exit_status(code), code);
+	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
+	add(o, ",\"note\":");
+	add_json_string(o, s->note);
+	add(o, ",\"summary\":");
+	add_json_string(o, summary);
+	add(o, ",\"nccl_version\":");
+	if (s->nccl_version[0])
+		add_json_string(o, s->nccl_version);
+	else
+		add(o, "null");
+	add(o, ",\"cuda_visible_devices\":");
+	if (s->cvd_set)
+		add_json_string(o, s->cvd);
+	else
+		add(o, "null");
+	add(o, ",\"gpus\":[");
+	for (size_t i = 0; i < s->n_gpus; i++) {
+		add(o, "%s{\"index\":%d,\"busid\":", i ? "," : "",
+		    s->gpus[i].index);
+		add_json_string(o, s->gpus[i].busid);
+		add(o, ",\"uuid\":");
+		add_json_string(o, s->gpus[i].uuid);
+		add(o, ",\"mig\":%s}", s->gpus[i].mig ? "true" : "false");
+	}
+	add(o, "],\"timings_ms\":{");
+	for (int p = 0; p < WU_PHASE_COUNT; p++) {
+		if (phase_time(s, (enum wu_phase)p, now, &ms))
+			add(o, "\"%s\":%.1f,", phase_key[p], ms);
+		else
+			add(o, "\"%s\":null,", phase_key[p]);
+	}
+	add(o, "\"total\":%.1f}", (now - s->t_start) * 1e3);
+	if (s->busbw_measured)
+		add(o, ",\"busbw_gbps\":%.3f,\"bytes\":%llu", s->busbw_gbps,
+		    s->opt.bytes);
+	else
+		add(o, ",\"busbw_gbps\":null");
+
+	/* Lets callers prove which identity ran the GPUs (privilege drop). */
+	getresuid(&ru, &eu, &su);
+	getresgid(&rg, &eg, &sg);
+	add(o, ",\"ids\":{\"uid\":[%u,%u,%u],\"gid\":[%u,%u,%u],\"groups\":[",
+	    (unsigned int)ru, (unsigned int)eu, (unsigned int)su,
+	    (unsigned int)rg, (unsigned int)eg, (unsigned int)sg);
+	n_groups = getgroups(0, NULL);
+	if (n_groups > 0) {
+		gid_t *all = calloc((size_t)n_groups, sizeof(*all));
+
+		n_groups = all ? getgroups(n_groups, all) : -1;
+		for (int i = 0; i < n_groups && i < WU_MAX_GROUPS_LISTED; i++)
+			add(o, "%s%u", i ? "," : "", (unsigned int)all[i]);
+		free(all);
+	}
+	/* groups_total says whether the list above is complete. */
+	add(o, "],\"groups_total\":%d}}", n_groups);
+}
+
+void wu_report_and_exit(struct wu_run *run, int code)
+{
+	static const size_t json_cap = SN_RESULT_MAX_BYTES;
+	struct wu_run *snap;
+	char summary[1024];
+	double now;
+	int expected = 0;
+
+	if (!atomic_compare_exchange_strong(&run->reporting, &expected, 1)) {
+		/* The other thread is reporting and will end the process. */
+		for (;;)
+			pause();
+	}
+	now = wu_now();
+	snap = malloc(sizeof(*snap));
+	if (!snap) {
+		fprintf(stderr, "spank-nccl: nccl-warmup: out of memory while reporting (exit %d)\n",
+			code);
+		_exit(SN_WARMUP_INTERNAL);
+	}
+	pthread_mutex_lock(&run->lock);
+	memcpy(snap, run, sizeof(*snap));
+	pthread_mutex_unlock(&run->lock);
+
+	build_summary(snap, code, now, summary, sizeof(summary));
+	if (code != SN_WARMUP_OK || !snap->opt.quiet)
+		fprintf(stderr, "spank-nccl: %s\n", summary);
+	fflush(stderr);
+	if (snap->opt.json) {
+		struct out o = { malloc(json_cap), 0, json_cap };
+
+		if (!o.buf) {
+			fprintf(stderr, "spank-nccl: nccl-warmup: out of memory for the JSON result\n");
+			_exit(SN_WARMUP_INTERNAL);
+		}
+		build_json(snap, code, now, summary, &o);
+		fprintf(stdout, "%s\n", o.buf);
+		if (fflush(stdout) != 0)
+			code = code ? code : SN_WARMUP_INTERNAL;
+	}
+	/* _exit: CUDA/NCCL atexit handlers could block after the verdict;
+	 * the kernel releases the GPUs either way. */
+	_exit(code);
+}

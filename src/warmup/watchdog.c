@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hard deadline.  A CUDA or NCCL call can block without returning
+ * (driver init on a sick GPU, a stuck blocking init): the polling loops
+ * cannot see that, so this thread reports the timeout and ends the process
+ * at run->deadline whatever the main thread is doing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <time.h>
+
+#include "warmup.h"
+
+static void *watchdog(void *arg)
+{
+	struct wu_run *run = arg;
+	struct timespec until;
+	double whole = floor(run->deadline);
+	const char *doing;
+
+	until.tv_sec = (time_t)whole;
+	until.tv_nsec = (long)((run->deadline - whole) * 1e9);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) ==
+	       EINTR)
+		;
+	pthread_mutex_lock(&run->lock);
+	doing = run->doing;
+	pthread_mutex_unlock(&run->lock);
+	wu_fail(run, SN_WARMUP_TIMEOUT,
+		"timed out after %g s, blocked in %s", run->opt.timeout_s,
+		doing);
+	wu_report_and_exit(run, SN_WARMUP_TIMEOUT);
+}
+
+int wu_watchdog_start(struct wu_run *run)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&thread, &attr, watchdog, run);
+	pthread_attr_destroy(&attr);
+	return rc;
+}

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+#include "core_testutil.h"
+
+#include "options.h"
+#include "strutil.h"
+
+static void test_profile_single_and_list(void **state)
+{
+	struct sn_profile_request req;
+	struct sn_error err = { "" };
+
+	assert_int_equal(sn_profile_option_parse("ppo-tree", &req, &err), 0);
+	assert_true(req.given);
+	assert_false(req.list);
+	assert_false(req.none);
+	assert_int_equal(req.count, 1);
+	assert_string_equal(req.names[0], "ppo-tree");
+
+	assert_int_equal(sn_profile_option_parse("a, b.c ,D_9", &req, &err), 0);
+	assert_int_equal(req.count, 3);
+	assert_string_equal(req.names[0], "a");
+	assert_string_equal(req.names[1], "b.c");
+	assert_string_equal(req.names[2], "D_9");
+}
+
+static void test_profile_list_none(void **state)
+{
+	struct sn_profile_request req;
+	struct sn_error err = { "" };
+
+	assert_int_equal(sn_profile_option_parse("list", &req, &err), 0);
+	assert_true(req.list);
+	assert_int_equal(req.count, 0);
+	assert_int_equal(sn_profile_option_parse("none", &req, &err), 0);
+	assert_true(req.none);
+	assert_false(req.list);
+	assert_int_equal(req.count, 0);
+}
+
+static void test_profile_max_names(void **state)
+{
+	struct sn_profile_request req;
+	struct sn_error err = { "" };
+	char value[SN_PROFILE_REQUEST_MAX * 8 + 16] = "";
+	size_t used = 0;
+	int i;
+
+	for (i = 0; i < SN_PROFILE_REQUEST_MAX; i++)
+		used += (size_t)sprintf(value + used, "%sp%d", i ? "," : "", i);
+	assert_int_equal(sn_profile_option_parse(value, &req, &err), 0);
+	assert_int_equal(req.count, SN_PROFILE_REQUEST_MAX);
+	assert_string_equal(req.names[31], "p31");
+	strcat(value, ",p99");
+	assert_int_equal(sn_profile_option_parse(value, &req, &err), -1);
+	assert_contains(err.msg, "too many profiles: at most 32");
+	assert_int_equal(req.count, 0);
+}
+
+static void test_profile_name_length(void **state)
+{
+	struct sn_profile_request req;
+	struct sn_error err = { "" };
+	char name[200];
+
+	memset(name, 'x', 63);
+	name[63] = '\0';
+	assert_int_equal(sn_profile_option_parse(name, &req, &err), 0);
+	assert_string_equal(req.names[0], name);
+	assert_true(sn_profile_name_valid(name));
+	name[63] = 'x';
+	name[64] = '\0';
+	assert_false(sn_profile_name_valid(name));
+	assert_int_equal(sn_profile_option_parse(name, &req, &err), -1);
+	assert_contains(err.msg, "is too long: at most 63 characters");
+	memset(name, 'y', 199);
+	name[199] = '\0';
+	assert_int_equal(sn_profile_option_parse(name, &req, &err), -1);
+	assert_contains(err.msg, "is too long");
+	assert_contains(err.msg, "...");
+}
+
+struct bad_case {
+	const char *value;
+	const char *expect;
+};
+
+static void test_profile_errors(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "", "--nccl-profile: empty value: give profile names separated by commas, \"list\" or \"none\"" },
+		{ NULL, "empty value" },
+		{ "a,,b", "empty profile name in the list" },
+		{ "a,", "empty profile name" },
+		{ ",a", "empty profile name" },
+		{ "a b", "--nccl-profile: invalid profile name \"a b\": use letters, digits, '.', '_' and '-'" },
+		{ "-a", "invalid profile name \"-a\"" },
+		{ ".hidden", "invalid profile name" },
+		{ "a/b", "invalid profile name \"a/b\"" },
+		{ "a;rm", "invalid profile name" },
+		{ "caf\xc3\xa9", "invalid profile name" },
+		{ "a\nb", "invalid profile name \"a?b\"" },
+		{ "a,a", "profile \"a\" is given twice" },
+		{ "list,a", "\"list\" must be given alone" },
+		{ "a,list", "\"list\" must be given alone" },
+		{ "none,a", "\"none\" must be given alone" },
+		{ "a,none", "\"none\" must be given alone" },
+		{ "list,none", "must be given alone" },
+		{ "none,none", "\"none\" must be given alone" },
+	};
+	struct sn_profile_request req;
+	struct sn_error err;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err.msg[0] = '\0';
+		memset(&req, 0x5a, sizeof(req));
+		if (sn_profile_option_parse(cases[i].value, &req, &err) != -1)
+			fail_msg("accepted \"%s\"", cases[i].value);
+		assert_contains(err.msg, "--nccl-profile: ");
+		assert_contains(err.msg, cases[i].expect);
+		assert_false(req.given);
+		assert_int_equal(req.count, 0);
+	}
+}
+
+static void test_profile_list_parse_for(void **state)
+{
+	struct sn_profile_request req;
+	struct sn_error err = { "" };
+
+	assert_int_equal(sn_profile_list_parse_for("a,b", &req, "X", &err), 0);
+	assert_int_equal(req.count, 2);
+	assert_int_equal(sn_profile_list_parse_for("a,,b", &req, "plugstack", &err), -1);
+	assert_contains(err.msg, "plugstack: empty profile name");
+	assert_not_contains(err.msg, "--nccl-profile");
+}
+
+static void test_warmup_bare(void **state)
+{
+	struct sn_warmup_request req;
+	struct sn_error err = { "" };
+
+	assert_int_equal(sn_warmup_option_parse(NULL, &req, &err), 0);
+	assert_true(req.given);
+	assert_int_equal(req.mode, SN_WARMUP_MODE_UNSET);
+	assert_false(req.verbose);
+	assert_int_equal(sn_warmup_option_parse("", &req, &err), 0);
+	assert_true(req.given);
+	assert_int_equal(req.mode, SN_WARMUP_MODE_UNSET);
+}
+
+static void test_warmup_modes(void **state)
+{
+	static const struct {
+		const char *value;
+		enum sn_warmup_mode mode;
+		bool verbose;
+	} cases[] = {
+		{ "off", SN_WARMUP_MODE_OFF, false },
+		{ "check", SN_WARMUP_MODE_CHECK, false },
+		{ "comm", SN_WARMUP_MODE_COMM, false },
+		{ "bandwidth", SN_WARMUP_MODE_BANDWIDTH, false },
+		{ "BANDWIDTH", SN_WARMUP_MODE_BANDWIDTH, false },
+		{ "comm,verbose", SN_WARMUP_MODE_COMM, true },
+		{ "verbose,check", SN_WARMUP_MODE_CHECK, true },
+		{ "verbose", SN_WARMUP_MODE_UNSET, true },
+		{ " comm , verbose ", SN_WARMUP_MODE_COMM, true },
+		{ "comm,comm", SN_WARMUP_MODE_COMM, false },
+	};
+	struct sn_warmup_request req;
+	struct sn_error err = { "" };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (sn_warmup_option_parse(cases[i].value, &req, &err) != 0)
+			fail_msg("rejected \"%s\": %s", cases[i].value, err.msg);
+		assert_true(req.given);
+		assert_int_equal(req.mode, cases[i].mode);
+		assert_int_equal(req.verbose, cases[i].verbose);
+	}
+}
+
+static void test_warmup_errors(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "fast", "--nccl-warmup: unknown word \"fast\": use one of off, check, comm, bandwidth, optionally followed by \",verbose\"" },
+		{ "comm,bandwidth", "two modes, \"comm\" and \"bandwidth\"" },
+		{ "comm,", "empty word" },
+		{ ",comm", "empty word" },
+		{ "comm,,verbose", "empty word" },
+		{ "default", "unknown word \"default\"" },
+		{ "comm=1", "unknown word \"comm=1\"" },
+		{ "x\x01y", "unknown word \"x?y\"" },
+	};
+	struct sn_warmup_request req;
+	struct sn_error err;
+	char longword[300];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err.msg[0] = '\0';
+		memset(&req, 0x5a, sizeof(req));
+		if (sn_warmup_option_parse(cases[i].value, &req, &err) != -1)
+			fail_msg("accepted \"%s\"", cases[i].value);
+		assert_contains(err.msg, cases[i].expect);
+		assert_false(req.given);
+	}
+	memset(longword, 'c', sizeof(longword) - 1);
+	longword[sizeof(longword) - 1] = '\0';
+	assert_int_equal(sn_warmup_option_parse(longword, &req, &err), -1);
+	assert_contains(err.msg, "unknown word");
+}
+
+static void test_warmup_mode_names(void **state)
+{
+	enum sn_warmup_mode m;
+
+	for (m = SN_WARMUP_MODE_OFF; m <= SN_WARMUP_MODE_BANDWIDTH; m++)
+		assert_int_equal(sn_warmup_mode_from_name(sn_warmup_mode_name(m)), m);
+	assert_string_equal(sn_warmup_mode_name(SN_WARMUP_MODE_COMM), "comm");
+	assert_string_equal(sn_warmup_mode_name(SN_WARMUP_MODE_UNSET), "default");
+	assert_string_equal(sn_warmup_mode_name((enum sn_warmup_mode)42), "unknown");
+	assert_int_equal(sn_warmup_mode_from_name("nope"), SN_WARMUP_MODE_UNSET);
+	assert_int_equal(sn_warmup_mode_from_name("default"), SN_WARMUP_MODE_UNSET);
+	assert_int_equal(sn_warmup_mode_from_name(NULL), SN_WARMUP_MODE_UNSET);
+}
+
+static void test_strutil(void **state)
+{
+	char buf[8];
+	char s[] = " \t a b \r\n";
+	char all[] = "   ";
+
+	assert_int_equal(sn_strlcpy(buf, "1234567", sizeof(buf)), 0);
+	assert_string_equal(buf, "1234567");
+	assert_int_equal(sn_strlcpy(buf, "12345678", sizeof(buf)), -1);
+	assert_string_equal(buf, "");
+	assert_int_equal(sn_strlcpy(buf, "x", 0), -1);
+	assert_string_equal(sn_strtrim(s), "a b");
+	assert_string_equal(sn_strtrim(all), "");
+	assert_true(sn_env_name_valid("NCCL_ALGO"));
+	assert_true(sn_env_name_valid("_x1"));
+	assert_false(sn_env_name_valid("1X"));
+	assert_false(sn_env_name_valid(""));
+	assert_false(sn_env_name_valid(NULL));
+	assert_false(sn_env_name_valid("A-B"));
+	assert_false(sn_env_name_valid("A=B"));
+	assert_false(sn_env_name_valid("\xc3\xa9"));
+	assert_true(sn_streq_nocase("Tree", "tREE"));
+	assert_false(sn_streq_nocase("Tree", "Tre"));
+	assert_false(sn_streq_nocase("Tre", "Tree"));
+	assert_false(sn_str_has_control("a\tb \xc3\xa9"));
+	assert_true(sn_str_has_control("a\rb"));
+	assert_true(sn_str_has_control("a\x7f"));
+	sn_str_printable(buf, sizeof(buf), "a\nb");
+	assert_string_equal(buf, "a?b");
+	sn_str_printable(buf, sizeof(buf), "abcdefghij");
+	assert_string_equal(buf, "abcd...");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_single_and_list),
+		cmocka_unit_test(test_profile_list_none),
+		cmocka_unit_test(test_profile_max_names),
+		cmocka_unit_test(test_profile_name_length),
+		cmocka_unit_test(test_profile_errors),
+		cmocka_unit_test(test_profile_list_parse_for),
+		cmocka_unit_test(test_warmup_bare),
+		cmocka_unit_test(test_warmup_modes),
+		cmocka_unit_test(test_warmup_errors),
+		cmocka_unit_test(test_warmup_mode_names),
+		cmocka_unit_test(test_strutil),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
