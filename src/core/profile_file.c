@@ -305,13 +305,9 @@ static int profile_line(struct parser *p, char *line)
 			return PERR(p, "expected \"force set VAR=VALUE\", \"force merge VAR KEY:VALUE\" or \"force unset VAR\"");
 		return parse_op(p, verb, vn, true, verb + vn);
 	}
-	if ((word_is(line, n, "set") || word_is(line, n, "default") ||
-	     word_is(line, n, "merge") || word_is(line, n, "unset")) &&
-	    is_blank(line[n]))
+	if (word_is(line, n, "set") || word_is(line, n, "default") ||
+	    word_is(line, n, "merge") || word_is(line, n, "unset"))
 		return parse_op(p, line, n, false, rest);
-	if (n > 0 && (word_is(line, n, "set") || word_is(line, n, "default") ||
-		      word_is(line, n, "merge") || word_is(line, n, "unset")))
-		return PERR(p, "expected a space after \"%.*s\"", (int)n, line);
 	sn_str_printable(shown, sizeof(shown), line);
 	shown[strcspn(shown, " \t=")] = '\0';
 	return PERR(p, "unknown directive \"%s\" in [profile %s] (valid: " PROFILE_DIRECTIVES ")",
@@ -505,7 +501,7 @@ static int rule_line(struct parser *p, char *line)
 		p->rule->message = strdup(text);
 		return p->rule->message ? 0 : oom(p);
 	}
-	if (word_is(line, n, "when") && is_blank(*rest))
+	if (word_is(line, n, "when"))
 		return parse_when(p, rest);
 	sn_str_printable(shown, sizeof(shown), line);
 	shown[strcspn(shown, " \t=")] = '\0';

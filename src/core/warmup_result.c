@@ -279,7 +279,8 @@ static int read_int(struct reader *r, long min, long max, long *out,
 
 	if (read_number(r, &v))
 		return -1;
-	if (v != floor(v) || v < (double)min || v > (double)max) {
+	/* Range first: the cast below is only defined inside it. */
+	if (v < (double)min || v > (double)max || (double)(long)v != v) {
 		sn_error_set(r->err,
 			     "nccl-warmup result: \"%s\" must be an integer in %ld..%ld",
 			     field, min, max);

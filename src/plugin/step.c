@@ -90,7 +90,8 @@ int sn_step_user_init(struct sn_plugin *p, spank_t sp)
 		p->fail_tasks = true;
 		return 0;
 	}
-	if (p->have_plan && sn_step_apply_profiles(p, sp, &ids) < 0)
+	if ((p->have_plan || p->profile_req.given) &&
+	    sn_step_apply_profiles(p, sp, &ids) < 0)
 		p->fail_tasks = true;
 	if (!p->fail_tasks && p->warmup_req.given &&
 	    sn_step_warmup(p, sp, &ids) < 0)

@@ -6,13 +6,17 @@
  * (pyxis re-imports the container's) run later and can still override.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "applied.h"
 #include "env_apply.h"
 #include "plugin.h"
 #include "rules.h"
 #include "spank_wrap.h"
 
 #define SN_MAX_MATCHED_RULES 64
+#define SN_APPLIED_TEXT_MAX (256 * 1024)
 
 static int spank_env_get(void *ctx, const char *name, char *buf, size_t len)
 {
@@ -70,6 +74,103 @@ static int check_rules(struct sn_plugin *p, struct sn_env *env,
 	return rc;
 }
 
+/*
+ * Undo what an earlier step's profiles left in the inherited environment
+ * (see applied.h), so this step's own request starts from the user's.
+ */
+static int revert_inherited(struct sn_env *env)
+{
+	struct sn_applied inherited;
+	struct sn_error err;
+	char *text = malloc(SN_APPLIED_TEXT_MAX);
+	int found, rc = 0;
+
+	if (!text)
+		return -1;
+	found = env->get(env->ctx, SN_ENV_APPLIED, text, SN_APPLIED_TEXT_MAX);
+	if (found == 1) {
+		if (sn_applied_decode(text, &inherited, &err) == 0) {
+			rc = sn_applied_revert(&inherited, env) < 0 ? -1 : 0;
+			sn_applied_free(&inherited);
+		} else {
+			sn_log_info("ignoring the inherited record: %s", err.msg);
+		}
+	}
+	if (found != 0 && env->unset(env->ctx, SN_ENV_APPLIED) < 0)
+		rc = -1;
+	free(text);
+	return rc;
+}
+
+/* Values of the plan's variables, as NULL (unset) or malloc'd strings. */
+static char **snapshot(const struct sn_plan *plan, struct sn_env *env)
+{
+	char **values = calloc(plan->n_ops + 1, sizeof(*values));
+	char *buf = malloc(SN_VALUE_MAX);
+	size_t i;
+
+	if (!values || !buf) {
+		free(values);
+		free(buf);
+		return NULL;
+	}
+	for (i = 0; i < plan->n_ops; i++)
+		if (env->get(env->ctx, plan->ops[i].var, buf, SN_VALUE_MAX) == 1)
+			values[i] = strdup(buf);
+	free(buf);
+	return values;
+}
+
+static void free_snapshot(char **values, size_t n)
+{
+	size_t i;
+
+	if (!values)
+		return;
+	for (i = 0; i < n; i++)
+		free(values[i]);
+	free(values);
+}
+
+static bool same_value(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Leaves a record of this step's changes for the steps it starts. */
+static int record_changes(const struct sn_plan *plan, char **before,
+			  struct sn_env *env)
+{
+	char **after = snapshot(plan, env);
+	struct sn_applied record = { 0 };
+	char *text = NULL;
+	size_t i, j;
+	int rc = -1;
+
+	if (!after)
+		return -1;
+	for (i = 0; i < plan->n_ops; i++) {
+		bool seen = false;
+
+		for (j = 0; j < i; j++)
+			seen |= !strcmp(plan->ops[j].var, plan->ops[i].var);
+		if (seen || same_value(before[i], after[i]))
+			continue;
+		if (sn_applied_add(&record, plan->ops[i].var, before[i],
+				   after[i]) < 0)
+			goto out;
+	}
+	text = sn_applied_encode(&record);
+	if (!text)
+		goto out;
+	rc = record.n ? env->set(env->ctx, SN_ENV_APPLIED, text) : 0;
+out:
+	free(text);
+	sn_applied_free(&record);
+	free_snapshot(after, plan->n_ops);
+	return rc;
+}
+
 int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 			   const struct sn_job_ids *ids)
 {
@@ -82,19 +183,37 @@ int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 	struct sn_apply_report report = { 0 };
 	bool first_node = ids->node_id == 0;
 	struct sn_error err;
-	int rc;
+	char **before;
+	int rc = 0;
 
+	if (revert_inherited(&env) < 0) {
+		sn_log_error("cannot restore the variables an earlier step's profiles changed");
+		return -1;
+	}
+	if (!p->have_plan)
+		return 0;	/* --nccl-profile=none */
+	before = snapshot(&p->plan, &env);
+	if (!before) {
+		sn_log_error("out of memory");
+		return -1;
+	}
 	if (sn_plan_apply(&p->plan, &env, &report, &err) < 0) {
 		sn_log_error("profiles %s not applied: %s", p->plan.names,
 			     err.msg);
+		free_snapshot(before, p->plan.n_ops);
 		return -1;
 	}
-	sn_log_info("job %u step %u: profiles %s applied (%zu set, %zu unset, %zu kept from the user)",
+	if (record_changes(&p->plan, before, &env) < 0)
+		sn_log_info("could not record the changes in %s; later steps may see them as the user's",
+			    SN_ENV_APPLIED);
+	free_snapshot(before, p->plan.n_ops);
+	sn_log_info("job %u step %u: profiles %s applied (%zu set, %zu unset, %zu notices)",
 		    ids->job_id, ids->step_id, p->plan.names, report.n_set,
 		    report.n_unset, report.n_notices);
 	if (first_node)
 		report_notices(&report);
 	sn_apply_report_free(&report);
-	rc = check_rules(p, &env, first_node);
+	if (p->profiles_loaded)
+		rc = check_rules(p, &env, first_node);
 	return rc;
 }

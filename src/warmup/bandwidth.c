@@ -78,7 +78,7 @@ int wu_bandwidth(struct wu_run *run, struct wu_comm *c)
 {
 	size_t count = (size_t)(run->opt.bytes / sizeof(float));
 	size_t bytes = count * sizeof(float);
-	struct bw_buffers b = { { NULL } };
+	struct bw_buffers b = { 0 };
 	double t0, seconds, algbw, busbw;
 	int code;
 

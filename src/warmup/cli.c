@@ -151,9 +151,8 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 				struct wu_options *opt, char *err,
 				size_t err_len)
 {
-	bool node_given = false;
-
 	memset(opt, 0, sizeof(*opt));
+	default_node(opt);
 	opt->mode = WU_MODE_COMM;
 	opt->timeout_s = WU_DEFAULT_TIMEOUT_S;
 	opt->bytes = WU_DEFAULT_BYTES;
@@ -212,14 +211,10 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 		else if (strcmp(name, "--min-busbw") == 0)
 			rc = parse_real("--min-busbw", value, 0, false, 1e6,
 					&opt->min_busbw_gbps, err, err_len);
-		else if (strcmp(name, "--node") == 0) {
+		else if (strcmp(name, "--node") == 0)
 			rc = parse_node(value, opt, err, err_len);
-			node_given = true;
-		}
 		if (rc)
 			return WU_CLI_USAGE;
 	}
-	if (!node_given)
-		default_node(opt);
 	return WU_CLI_RUN;
 }

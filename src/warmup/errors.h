@@ -4,7 +4,7 @@
 #define WU_ERRORS_H
 
 #include <cuda_runtime_api.h>
-#include <nccl.h>
+#include "nccl_api.h"
 
 #include "warmup.h"
 

@@ -44,8 +44,7 @@ static int run_all(struct wu_run *run)
 {
 	int code;
 
-	if (run->opt.mode != WU_MODE_CHECK || 1)
-		wu_nccl_version(run);
+	wu_nccl_version(run);
 	code = wu_gpus_enumerate(run);
 	if (code)
 		return code;
@@ -74,8 +73,12 @@ int main(int argc, char **argv)
 	case WU_CLI_EXIT_OK:
 		return 0;
 	case WU_CLI_USAGE:
-		fprintf(stderr, "spank-nccl: nccl-warmup: %s\n", err);
-		return SN_WARMUP_USAGE;
+		/* Still one summary line, and JSON if it was asked for. */
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--json") == 0)
+				run.opt.json = true;
+		wu_report_and_exit(&run, wu_fail(&run, SN_WARMUP_USAGE,
+						 "%s", err));
 	case WU_CLI_RUN:
 		break;
 	}

@@ -94,6 +94,11 @@ static void build_summary(const struct wu_run *s, int code, double now,
 	struct out g = { gpus, 0, sizeof(gpus) };
 	double ms;
 
+	if (code == SN_WARMUP_USAGE) {
+		add(&o, "nccl-warmup usage error on %s: %s", s->opt.node,
+		    s->message);
+		return;
+	}
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		if (g.len + strlen(s->gpus[i].busid) + 6 >= g.cap) {
 			add(&g, " ...");

@@ -6,7 +6,6 @@
  * at run->deadline whatever the main thread is doing.
  */
 #include <errno.h>
-#include <math.h>
 #include <time.h>
 
 #include "warmup.h"
@@ -15,11 +14,10 @@ static void *watchdog(void *arg)
 {
 	struct wu_run *run = arg;
 	struct timespec until;
-	double whole = floor(run->deadline);
 	const char *doing;
 
-	until.tv_sec = (time_t)whole;
-	until.tv_nsec = (long)((run->deadline - whole) * 1e9);
+	until.tv_sec = (time_t)run->deadline;
+	until.tv_nsec = (long)((run->deadline - (double)until.tv_sec) * 1e9);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) ==
 	       EINTR)
 		;

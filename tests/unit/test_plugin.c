@@ -261,6 +261,62 @@ static void step_user_value_wins_and_is_reported_once(void **state)
 	assert_int_equal(mock_spank()->n_user, 0);
 }
 
+static void step_own_profile_replaces_inherited_one(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "NCCL_CUMEM_ENABLE=0", NULL };
+	spank_t sp = mock_spank_handle();
+	char *batch_env[64];
+	size_t i;
+
+	/* The batch step (#SBATCH --nccl-profile=cumem) applies and records. */
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_string_equal(job_env("NCCL_CUMEM_ENABLE"), "0");
+	assert_non_null(job_env("SPANK_NCCL_APPLIED"));
+	for (i = 0; i < mock_spank()->env.n && i < 63; i++)
+		batch_env[i] = strdup(mock_spank()->env.vars[i]);
+	batch_env[i] = NULL;
+	sn_plugin_fini(&fx->p);
+
+	/* srun --nccl-profile=tree inside the script inherits that env. */
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, batch_env, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "cumem", 1), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "tree", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_null(job_env("NCCL_CUMEM_ENABLE"));
+	assert_string_equal(job_env("NCCL_ALGO"), "Tree");
+	assert_int_equal(mock_spank()->n_user, 0);	/* nothing "kept" */
+	for (i = 0; batch_env[i]; i++)
+		free(batch_env[i]);
+	sn_plugin_fini(&fx->p);
+
+	/* A value the user set themselves is never taken away. */
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "tree", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_string_equal(job_env("NCCL_CUMEM_ENABLE"), "0");
+}
+
+static void step_profile_none_drops_inherited_values(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "NCCL_ALGO=Tree",
+			"SPANK_NCCL_APPLIED=NCCL_ALGO=-:54726565", NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	assert_int_equal(sn_option_profile(&fx->p, "none", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_null(job_env("NCCL_ALGO"));
+	assert_null(job_env("SPANK_NCCL_APPLIED"));
+}
+
 static void step_env_var_form(void **state)
 {
 	struct fixture *fx = *state;
@@ -501,6 +557,8 @@ int main(void)
 		T(step_applies_profiles_to_job_env),
 		T(step_last_option_value_wins),
 		T(step_user_value_wins_and_is_reported_once),
+		T(step_own_profile_replaces_inherited_one),
+		T(step_profile_none_drops_inherited_values),
 		T(step_env_var_form),
 		T(step_warning_rule_printed_on_first_node),
 		T(step_error_rule_fails_tasks),

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# A two-minute look at spank-nccl, as root on Debian 12: installs the
+# dependencies, builds, starts a throwaway one-node Slurm cluster with four
+# fake GPUs, lists the profiles, runs a two-task step with two profiles and
+# a warmup, and stops the cluster again.  Nothing is installed system-wide
+# except the Debian packages; the cluster lives in /tmp/spank-nccl-demo.
+set -euo pipefail
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$src/_build"
+export SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
+export SN_CLUSTER_DIR=${SN_CLUSTER_DIR:-/tmp/spank-nccl-demo}
+
+say() {
+	printf '\n### %s\n' "$*"
+}
+
+show() {
+	printf '$ %s\n' "$*"
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo.sh: run as root (it installs packages and starts Slurm daemons)" >&2
+	exit 1
+fi
+
+say "Installing build and test dependencies (Debian packages)"
+bash "$src/tests/install-deps.sh"
+
+say "Building spank-nccl in $build"
+# An existing build tree regenerates itself (automake's rebuild rules).
+if [ ! -f "$build/Makefile" ]; then
+	(cd "$src" && autoreconf -fi)
+	mkdir -p "$build"
+	(cd "$build" && "$src/configure" -q)
+fi
+cd "$build"
+make -j2 >/dev/null
+# Test-only products: the fake CUDA runtime and NCCL used below.
+make -j2 check TESTS= >/dev/null
+
+# shellcheck source=cluster/cluster.sh
+source "$src/tests/cluster/cluster.sh"
+say "Starting a throwaway Slurm cluster (1 node, 4 fake GPUs) in $SN_CLUSTER_DIR"
+sn_cluster_start
+trap 'sn_cluster_stop >/dev/null 2>&1' EXIT
+cd "$SN_CLUSTER_DIR/tmp"
+echo "plugstack.conf: $(cat "$SN_CLUSTER_DIR/etc/plugstack.conf")"
+
+say "The profiles this site offers"
+show srun --nccl-profile=list
+timeout 30 srun --nccl-profile=list </dev/null
+
+fake=$(sn_fake_lib_dir)
+say "A 2-task step with two profiles and a communicator warmup"
+cat <<EOF
+This machine has no GPU: the step runs with LD_LIBRARY_PATH=$fake,
+a fake CUDA runtime and NCCL built by 'make check' that report four GPUs
+with distinct PCI bus IDs. On a GPU node the same command uses the real
+libraries.
+EOF
+show "srun -n2 --gres=gpu:2 --nccl-profile=nccl-cumem-off,expandable-segments --nccl-warmup=comm,verbose env | grep -E 'NCCL|PYTORCH'"
+LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	timeout 60 srun -n2 --gres=gpu:2 \
+	--nccl-profile=nccl-cumem-off,expandable-segments \
+	--nccl-warmup=comm,verbose env </dev/null | grep -E 'NCCL|PYTORCH' |
+	sort
+
+say "Done; stopping the cluster"

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_common.h"
+
+bool fake_env_has(const char *name, const char *word)
+{
+	const char *v = getenv(name);
+	size_t n = strlen(word);
+
+	while (v && *v) {
+		size_t len = strcspn(v, ",");
+
+		if (len == n && strncmp(v, word, n) == 0)
+			return true;
+		v += len;
+		if (*v == ',')
+			v++;
+	}
+	return false;
+}
+
+double fake_env_num(const char *name, double def)
+{
+	const char *v = getenv(name);
+	char *end;
+	double d;
+
+	if (!v || !*v)
+		return def;
+	d = strtod(v, &end);
+	if (*end || d < 0) {
+		fprintf(stderr, "fake: ignoring bad %s='%s'\n", name, v);
+		return def;
+	}
+	return d;
+}
+
+void fake_log_process(const char *logvar, const char *lib)
+{
+	const char *path = getenv(logvar);
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	char line[256];
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	getresuid(&ru, &eu, &su);
+	getresgid(&rg, &eg, &sg);
+	n = snprintf(line, sizeof(line),
+		     "lib=%s pid=%d uid=%u/%u/%u gid=%u/%u/%u\n", lib,
+		     (int)getpid(), ru, eu, su, rg, eg, sg);
+	/* One write() on an O_APPEND file: lines never interleave. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) != n)
+		fprintf(stderr, "fake: short write to %s\n", path);
+	close(fd);
+}
+
+double fake_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void fake_sleep(double seconds)
+{
+	struct timespec ts;
+
+	if (seconds <= 0)
+		return;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+void fake_hang(void)
+{
+	for (;;)
+		pause();
+}
