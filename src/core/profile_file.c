@@ -682,8 +682,13 @@ int sn_profile_set_load(struct sn_profile_set *set, const char *path,
 	/* O_NONBLOCK: a FIFO must not hang srun; it is refused below. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		sn_error_set(err, "%s: cannot open profile file: %s (set profiles= in plugstack.conf)",
-			     path, strerror(errno));
+		int e = errno;
+
+		/* srun reads the file as the user: it must be world-readable. */
+		sn_error_set(err, "%s: cannot open profile file: %s (%s)",
+			     path, strerror(e),
+			     e == EACCES ? "make it readable by every user: chmod a+r"
+					 : "set profiles= in plugstack.conf");
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {

@@ -232,7 +232,7 @@ static bool contributes(const struct builder *b, const char *name)
 	return false;
 }
 
-static void append_name(char *names, size_t len, const char *name)
+static void append_name(char *names, size_t len, const char *name, bool *cut)
 {
 	size_t used = strlen(names);
 	/* A name already listed (site default also requested) appears once. */
@@ -244,11 +244,18 @@ static void append_name(char *names, size_t len, const char *name)
 			return;
 		p += n;
 	}
+	if (*cut)
+		return;
 	if (used + (used ? 1 : 0) + n + 1 > len) {
-		/* Full: end with ",..." once. */
-		if (used + 5 <= len &&
-		    (used < 3 || strcmp(names + used - 3, "...") != 0))
-			strcpy(names + used, ",...");
+		/* Full: drop whole names until ",..." fits after the rest. */
+		while (used > 0 && used + 5 > len) {
+			char *comma = strrchr(names, ',');
+
+			used = comma ? (size_t)(comma - names) : 0;
+			names[used] = '\0';
+		}
+		strcpy(names + used, used ? ",..." : "...");
+		*cut = true;
 		return;
 	}
 	if (used)
@@ -292,6 +299,7 @@ int sn_resolve(const struct sn_profile_set *set,
 	size_t n_site = 0, n_req = 0, i;
 	struct builder b = { 0 };
 	bool none = requested && requested->given && requested->none;
+	bool cut = false;
 
 	memset(plan, 0, sizeof(*plan));
 	if (requested && requested->given && requested->list) {
@@ -319,10 +327,11 @@ int sn_resolve(const struct sn_profile_set *set,
 	for (i = 0; i < n_site; i++) {
 		if (contributes(&b, site[i]->name))
 			append_name(plan->names, sizeof(plan->names),
-				    site[i]->name);
+				    site[i]->name, &cut);
 	}
 	for (i = 0; i < n_req; i++)
-		append_name(plan->names, sizeof(plan->names), req[i]->name);
+		append_name(plan->names, sizeof(plan->names), req[i]->name,
+			    &cut);
 	if (copy_plan(&b, plan, err) < 0)
 		goto fail;
 	free(b.ops);

@@ -47,7 +47,7 @@ int sn_option_profile(struct sn_plugin *p, const char *value, int remote)
 	struct sn_error err;
 
 	if (sn_profile_option_parse(value, &req, &err) < 0) {
-		sn_log_error("--nccl-profile: %s", err.msg);
+		sn_log_error("%s", err.msg);	/* names the option */
 		return -1;
 	}
 	p->profile_req = req;
@@ -62,7 +62,7 @@ int sn_option_warmup(struct sn_plugin *p, const char *value, int remote)
 	struct sn_error err;
 
 	if (sn_warmup_option_parse(value, &req, &err) < 0) {
-		sn_log_error("--nccl-warmup: %s", err.msg);
+		sn_log_error("%s", err.msg);	/* names the option */
 		return -1;
 	}
 	p->warmup_req = req;

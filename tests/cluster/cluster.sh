@@ -381,7 +381,12 @@ sn__start_slurmd() {
 			sh -c "hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else
-		slurmd -f "$SLURM_CONF" -N "$node" >>"$d/log/slurmd-$node.out" 2>&1
+		# Own hostname even on loopback: on real clusters the host
+		# name is the node name, and slurmstepd (and so the plugin's
+		# gethostname()) inherits it.
+		unshare --uts \
+			sh -c "hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+			>>"$d/log/slurmd-$node.out" 2>&1
 	fi
 }
 

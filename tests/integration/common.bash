@@ -37,6 +37,7 @@ sn_test_setup() {
 	for v in $(compgen -e); do
 		case $v in
 		NCCL_* | PYTORCH_* | SPANK_NCCL_* | SLURM_SPANK_* | FAKE_* | \
+		CUDA_VISIBLE_DEVICES | LD_PRELOAD | \
 		SLURM_JOB_ID | SLURM_JOBID | SLURM_STEP_ID)
 			unset "$v" ;;
 		esac
@@ -118,6 +119,13 @@ sn_assert_no_msgs() {
 
 sn_assert_status() {
 	[ "$status" -eq "$1" ] || sn_fail "exit status $status, expected $1"
+}
+
+# Failed by itself, not killed by the test's deadline.
+sn_assert_failed() {
+	[ "$status" -ne 0 ] || sn_fail "exit status 0, expected a failure"
+	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] ||
+		sn_fail "killed by the test's deadline (status $status)"
 }
 
 # Snapshot of every job id the controller knows; compare after a refused
@@ -210,4 +218,73 @@ EOF
 # Requires a file; a missing build product is a failure, never a skip.
 sn_require_file() {
 	[ -e "$1" ] || sn_fail "missing $1 (${2:-not built})"
+}
+
+# ---------------------------------------------------------------------
+# Warmup: the fake CUDA runtime and NCCL (tests/fake, built by make
+# check) stand in for the GPUs.  They are steered by FAKE_* variables,
+# which srun passes to the step and the plugin passes to nccl-warmup with
+# the rest of the job's environment.
+
+# Exports LD_LIBRARY_PATH and the FAKE_* variables of SCENARIO, and a
+# fresh per-test log (FAKE_CUDA_LOG) where the fake libcudart records each
+# process that loaded it: "lib=cudart pid=P uid=r/e/s gid=r/e/s".
+sn_fake_env() {
+	local scenario=$1
+	SN_FAKE_LOG="$SN_CLUSTER_DIR/tmp/fake-cuda-${BATS_TEST_NUMBER:-0}.log"
+	rm -f "$SN_FAKE_LOG"
+	export LD_LIBRARY_PATH
+	LD_LIBRARY_PATH=$(sn_fake_lib_dir)
+	export FAKE_CUDA_LOG="$SN_FAKE_LOG"
+	case $scenario in
+	ok) ;;
+	gh200)	# four GPUs that differ only in their PCI domain
+		export FAKE_CUDA_BUSIDS=0009:01:00.0,0019:01:00.0,0029:01:00.0,0039:01:00.0 ;;
+	duplicate)	# GPUs 0 and 1 report the same bus ID
+		export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0 ;;
+	cuda-init-fail) export FAKE_CUDA_FAIL=init ;;
+	nccl-init-fail) export FAKE_NCCL_FAIL=init ;;
+	crash) export FAKE_NCCL_CRASH=init ;;
+	wrong-result) export FAKE_NCCL_WRONG_RESULT=1 ;;
+	slow) export FAKE_NCCL_BUSBW_GBPS=10 ;;
+	fast) export FAKE_NCCL_BUSBW_GBPS=400 ;;
+	hang) export FAKE_NCCL_HANG=init ;;
+	*) echo "sn_fake_env: unknown scenario $scenario" >&2; return 1 ;;
+	esac
+}
+
+# How many processes loaded the fake libcudart since sn_fake_env (the
+# tasks in these tests never load it: only nccl-warmup does).
+sn_fake_loads() {
+	if [ -f "$SN_FAKE_LOG" ]; then
+		grep -c '^lib=cudart ' "$SN_FAKE_LOG" || true
+	else
+		echo 0
+	fi
+}
+
+# How many times the plugin ran nccl-warmup on NODE for job JOB (it logs
+# every run to the node's slurmd log).
+sn_warmup_runs() {
+	local node=$1 job=$2
+	grep -cE "job $job step [0-9]+ on $node: nccl-warmup (passed|failed)" \
+		"$(sn_slurmd_log "$node")" || true
+}
+
+# nccl-warmup processes of this cluster still alive.
+sn_helper_procs() {
+	local p helper
+	helper=$(sn_helper_path)
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = "$helper" ] || continue
+		basename "$p"
+	done
+}
+
+sn_require_warmup() {
+	sn_require_file "$(sn_helper_path)" "nccl-warmup not built" || return 1
+	sn_require_file "$(sn_fake_lib_dir)/libcudart.so.13" \
+		"fake libcudart not built (make check)" || return 1
+	sn_require_file "$(sn_fake_lib_dir)/libnccl.so.2" \
+		"fake libnccl not built (make check)"
 }

@@ -80,14 +80,15 @@ S
 
 @test "3 nodes: the warmup runs once per node (-N3 -n6)" {
 	local node job count
-	sn_require_file "$(sn_helper_path)" "nccl-warmup not built"
-	sn_require_file "$(sn_fake_lib_dir)/libnccl.so.2" "fake libs not built"
+	sn_require_warmup
 	sn_fake_env ok
 	run --separate-stderr sn_srun -N3 -n6 --gres=gpu:2 --nccl-warmup=comm \
 		printenv SLURM_JOB_ID
 	sn_assert_status 0
 	sn_assert_no_msgs
 	job=$(head -n1 <<<"$output")
+	[ "$(sn_fake_loads)" -eq 3 ] ||
+		sn_fail "nccl-warmup ran $(sn_fake_loads) times, expected 3"
 	for node in n1 n2 n3; do
 		count=$(sn_warmup_runs "$node" "$job")
 		[ "$count" -eq 1 ] ||
@@ -96,11 +97,10 @@ S
 }
 
 @test "3 nodes: a failing warmup names the node, srun fails" {
-	sn_require_file "$(sn_helper_path)" "nccl-warmup not built"
-	sn_require_file "$(sn_fake_lib_dir)/libnccl.so.2" "fake libs not built"
+	sn_require_warmup
 	sn_fake_env duplicate
 	run --separate-stderr sn_srun -N3 --gres=gpu:2 --nccl-warmup=comm true
-	[ "$status" -ne 0 ] || sn_fail "srun succeeded despite the warmup"
+	sn_assert_failed
 	sn_assert_msg 'n[123]'
-	sn_assert_msg 'Duplicate|same PCI bus ID'
+	sn_assert_msg '[Dd]uplicate|same PCI bus ID'
 }

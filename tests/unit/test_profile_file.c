@@ -209,12 +209,13 @@ static const struct bad_case bad_cases[] = {
 	/* Rules. */
 	{ "[rule r]\nwhen X set\n", 1, "rule \"r\" has no message: add \"message = TEXT\"" },
 	{ "[rule r]\nmessage = m\n", 1, "rule \"r\" has no condition: add at least one \"when\" line" },
-	{ R "when X set\n[profile p]\nset X=1\n[rule s]\nmessage = m\n", 5, "rule \"s\" has no condition" },
+	{ R "when X set\n[profile p]\nset X=1\n[rule s]\nmessage = m\n", 6, "rule \"s\" has no condition" },
 	{ R "level = fatal\n", 3, "unknown level: use \"level = warning\" or \"level = error\"" },
 	{ R "level = Error\n", 3, "unknown level" },
 	{ R "level = error\nlevel = warning\n", 4, "rule \"r\" already has a level" },
 	{ R "message = again\n", 3, "rule \"r\" already has a message" },
-	{ R "message\n", 3, "expected \"message = TEXT\"" },
+	{ "[rule r]\nmessage\n", 2, "expected \"message = TEXT\"" },
+	{ "[rule r]\nmessage =\n", 2, "empty message" },
 	{ R "set X=1\n", 3, "unknown directive \"set\" in [rule r] (valid: level, message, when)" },
 	{ R "when\n", 3, "expected \"when VAR" },
 	{ R "whenever X set\n", 3, "unknown directive \"whenever\"" },
@@ -424,6 +425,28 @@ static void test_load_missing(void **state)
 	assert_null(set.path);
 }
 
+static void test_load_unreadable(void **state)
+{
+	struct sn_profile_set set;
+	struct sn_error err = { "" };
+	char path[256];
+	int rc;
+
+	/* root reads any file: drop to another euid for the check. */
+	tmp_path(path, sizeof(path), "unreadable.conf");
+	write_file(path, good_text, strlen(good_text), 0000);
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(tmpdir, 0755), 0);
+		assert_int_equal(seteuid(65534), 0);
+	}
+	rc = sn_profile_set_load(&set, path, &err);
+	if (geteuid() != 0 && getuid() == 0)
+		assert_int_equal(seteuid(0), 0);
+	assert_int_equal(rc, -1);
+	assert_contains(err.msg, "cannot open profile file: Permission denied (make it readable by every user: chmod a+r)");
+	assert_null(set.path);
+}
+
 static void test_load_directory(void **state)
 {
 	struct sn_profile_set set;
@@ -560,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_load_ok),
 		cmocka_unit_test(test_load_errors_name_path),
 		cmocka_unit_test(test_load_missing),
+		cmocka_unit_test(test_load_unreadable),
 		cmocka_unit_test(test_load_directory),
 		cmocka_unit_test(test_load_fifo),
 		cmocka_unit_test(test_load_writable),

@@ -1,0 +1,310 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# --nccl-warmup on a one-node cluster with four fake GPUs: every helper
+# outcome, policies, the deadline, privileges, once per node, quiet
+# success, GPU-less steps, and batch jobs.  The fake CUDA runtime and NCCL
+# (tests/fake) play each fault; see sn_fake_env in common.bash.
+
+load common
+
+setup_file() { sn_file_setup; }
+teardown_file() { sn_file_teardown; }
+setup() {
+	sn_test_setup
+	sn_require_warmup
+	MARKER="$SN_CLUSTER_DIR/tmp/ran-$BATS_TEST_NUMBER"
+	rm -f "$MARKER"
+}
+
+# srun -n2 --gres=gpu:2 --nccl-warmup=MODE touching $MARKER in each task.
+warm_srun() {
+	local mode=$1
+	shift
+	sn_srun -n2 --gres=gpu:2 --nccl-warmup="$mode" "$@" touch "$MARKER"
+}
+
+# The step ran its tasks / did not.
+assert_tasks_ran() {
+	[ -e "$MARKER" ] || sn_fail "the tasks did not run"
+}
+assert_tasks_blocked() {
+	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
+}
+
+@test "warmup ok: distinct GPUs, quiet success, helper ran once" {
+	sn_fake_env ok
+	run --separate-stderr warm_srun comm
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_no_msgs
+	[ "$(sn_fake_loads)" -eq 1 ] ||
+		sn_fail "helper ran $(sn_fake_loads) times, expected 1"
+}
+
+@test "warmup verbose: one summary line on success" {
+	sn_fake_env ok
+	run --separate-stderr warm_srun comm,verbose
+	sn_assert_status 0
+	assert_tasks_ran
+	[ "$(sn_count_msgs 'ok')" -eq 1 ] ||
+		sn_fail "expected one summary line"
+	sn_assert_msg 'n1'
+	sn_assert_msg '0000:01:00\.0'
+}
+
+@test "warmup ok: GH200-style bus IDs differing only in the PCI domain" {
+	sn_fake_env gh200
+	run --separate-stderr warm_srun check,verbose
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg '0009:01:00\.0'
+}
+
+@test "warmup: duplicate PCI bus ID fails the step, naming node and bus ID" {
+	sn_fake_env duplicate
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg 'n1'
+	sn_assert_msg '0000:01:00\.0'
+	sn_assert_msg '[Dd]uplicate|same PCI bus ID'
+	# One message for the node, not one per task.
+	[ "$(sn_count_msgs '0000:01:00\.0')" -eq 1 ] ||
+		sn_fail "the failure was reported $(sn_count_msgs '0000:01:00\.0') times"
+}
+
+@test "warmup: duplicate bus ID found by check mode too" {
+	sn_fake_env duplicate
+	run --separate-stderr warm_srun check
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg '[Dd]uplicate|same PCI bus ID'
+}
+
+@test "warmup: CUDA initialisation failure" {
+	sn_fake_env cuda-init-fail
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg 'CUDA'
+	sn_assert_msg 'n1'
+}
+
+@test "warmup: NCCL init failure" {
+	sn_fake_env nccl-init-fail
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg 'NCCL'
+}
+
+@test "warmup: a crash in NCCL is reported as such" {
+	sn_fake_env crash
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg 'signal|crash'
+}
+
+@test "warmup: a wrong all-reduce result fails the step" {
+	sn_fake_env wrong-result
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg '[Ww]rong|result'
+}
+
+@test "warmup bandwidth: below warmup_min_busbw fails, above passes" {
+	sn_plugstack_set warmup_min_busbw=100 warmup_bytes=4M
+	sn_fake_env slow
+	run --separate-stderr warm_srun bandwidth
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg '[Bb]andwidth|busbw|GB/s'
+	sn_fake_env fast
+	run --separate-stderr warm_srun bandwidth,verbose
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg 'GB/s'
+}
+
+@test "warmup_policy=warn: the failure is printed, the step runs" {
+	sn_plugstack_set warmup_policy=warn
+	sn_fake_env duplicate
+	run --separate-stderr warm_srun comm
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg '[Dd]uplicate|same PCI bus ID'
+	sn_assert_msg 'warn'
+}
+
+@test "warmup_policy=fail is the default and can be set explicitly" {
+	sn_plugstack_set warmup_policy=fail
+	sn_fake_env duplicate
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+}
+
+@test "warmup timeout: a hung NCCL init is killed within timeout+1 s, nothing left" {
+	local t0 t1 elapsed_ms
+	sn_plugstack_set warmup_timeout=2
+	sn_fake_env hang
+	t0=$EPOCHREALTIME
+	run --separate-stderr warm_srun comm
+	t1=$EPOCHREALTIME
+	elapsed_ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg '2 s|timed out|timeout|did not finish'
+	[ "$elapsed_ms" -le 3000 ] ||
+		sn_fail "srun took $elapsed_ms ms with warmup_timeout=2"
+	[ "$elapsed_ms" -ge 1900 ] ||
+		sn_fail "srun returned after $elapsed_ms ms: the hang was not simulated"
+	sleep 0.3
+	[ -z "$(sn_helper_procs)" ] ||
+		sn_fail "nccl-warmup still running: $(sn_helper_procs)"
+}
+
+@test "warmup as the unprivileged user: helper's real/effective/saved ids are the user's" {
+	local uid gid line
+	uid=$(id -u "$SN_USER")
+	gid=$(id -g "$SN_USER")
+	sn_fake_env ok
+	run --separate-stderr sn_as_user env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
+		FAKE_CUDA_LOG="$FAKE_CUDA_LOG" timeout 30 srun -n2 --gres=gpu:2 \
+		--nccl-warmup=comm printenv SLURM_JOB_ID
+	sn_assert_status 0
+	line=$(grep '^lib=cudart ' "$SN_FAKE_LOG") ||
+		sn_fail "the helper did not run"
+	[ "$(wc -l <<<"$line")" -eq 1 ] || sn_fail "helper ran more than once"
+	grep -q " uid=$uid/$uid/$uid gid=$gid/$gid/$gid\$" <<<"$line" ||
+		sn_fail "helper ids: $line (want uid $uid gid $gid)"
+	# The plugin logs the helper's own report (ids included) on the node.
+	local job
+	job=$(head -n1 <<<"$output")
+	grep "job $job step" "$(sn_slurmd_log n1)" |
+		grep -q "\"uid\":\[$uid,$uid,$uid\],\"gid\":\[$gid,$gid,$gid\]" ||
+		sn_fail "slurmd log lacks the helper's ids for job $job"
+	# Supplementary groups are the user's, not root's.
+	local extra
+	extra=$(getent group "$SN_USER_GROUP2" | cut -d: -f3)
+	grep "job $job step" "$(sn_slurmd_log n1)" |
+		grep -q "\"groups\":\[[0-9,]*\b$extra\b" ||
+		sn_fail "helper lacks the user's supplementary group $extra"
+	! grep "job $job step" "$(sn_slurmd_log n1)" |
+		grep -q '"groups":\[0[],]' ||
+		sn_fail "helper kept root's group"
+}
+
+@test "warmup runs once per node: -n4 on one node" {
+	local job
+	sn_fake_env ok
+	run --separate-stderr sn_srun -n4 --gres=gpu:4 --nccl-warmup=comm \
+		printenv SLURM_JOB_ID
+	sn_assert_status 0
+	[ "$(sn_fake_loads)" -eq 1 ] ||
+		sn_fail "helper ran $(sn_fake_loads) times, expected 1"
+	job=$(head -n1 <<<"$output")
+	[ "$(sn_warmup_runs n1 "$job")" -eq 1 ] ||
+		sn_fail "slurmd log shows $(sn_warmup_runs n1 "$job") runs"
+}
+
+@test "warmup: a step without GPUs skips the helper, fast" {
+	local t0 t1
+	sn_fake_env ok
+	t0=$EPOCHREALTIME
+	run --separate-stderr sn_srun -n2 --nccl-warmup=comm touch "$MARKER"
+	t1=$EPOCHREALTIME
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_no_msgs
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "helper ran without GPUs"
+	awk -v a="$t0" -v b="$t1" 'BEGIN { exit !((b - a) < 1.0) }' ||
+		sn_fail "a GPU-less step took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s"
+}
+
+@test "warmup off: --nccl-warmup=off runs nothing" {
+	sn_fake_env duplicate
+	run --separate-stderr warm_srun off
+	sn_assert_status 0
+	assert_tasks_ran
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "helper ran with mode off"
+}
+
+@test "warmup: no option, no helper" {
+	sn_fake_env duplicate
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 touch "$MARKER"
+	sn_assert_status 0
+	assert_tasks_ran
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "helper ran without the option"
+}
+
+@test "warmup env-var form: SPANK_NCCL_WARMUP=comm" {
+	sn_fake_env duplicate
+	SPANK_NCCL_WARMUP=comm run --separate-stderr \
+		sn_srun -n2 --gres=gpu:2 touch "$MARKER"
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg '[Dd]uplicate|same PCI bus ID'
+}
+
+@test "warmup: bare --nccl-warmup uses the site's warmup_mode" {
+	sn_plugstack_set warmup_mode=check
+	sn_fake_env ok
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup \
+		printenv SLURM_JOB_ID
+	sn_assert_status 0
+	local job
+	job=$(head -n1 <<<"$output")
+	grep "job $job step" "$(sn_slurmd_log n1)" |
+		grep -q '"mode":"check"' || sn_fail "helper not run in check mode"
+}
+
+@test "warmup: a missing helper (admin error) fails the step with a clear message" {
+	sn_plugstack_set warmup_helper=/nonexistent/nccl-warmup
+	sn_fake_env ok
+	run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg '/nonexistent/nccl-warmup'
+}
+
+@test "sbatch: #SBATCH --nccl-warmup runs in the batch step and in each srun step" {
+	local script
+	sn_fake_env ok
+	script=$(sn_batch_script warm-batch.sh <<'S'
+#!/bin/bash
+#SBATCH --gres=gpu:2
+#SBATCH --nccl-warmup=comm
+srun true
+srun true
+S
+)
+	sn_sbatch_run "$script" || sn_fail "sbatch failed"
+	[ "$SN_JOB_EXIT" = "0:0" ] || sn_fail "job exit $SN_JOB_EXIT: $SN_JOB_OUT"
+	# Batch step + two steps.
+	[ "$(sn_fake_loads)" -eq 3 ] ||
+		sn_fail "helper ran $(sn_fake_loads) times, expected 3"
+	[ "$(sn_warmup_runs n1 "$SN_JOB_ID")" -eq 3 ] ||
+		sn_fail "slurmd log shows $(sn_warmup_runs n1 "$SN_JOB_ID") runs"
+}
+
+@test "sbatch: a failing warmup fails the batch job without draining the node" {
+	local script state
+	sn_fake_env duplicate
+	script=$(sn_batch_script warm-batch-fail.sh <<S
+#!/bin/bash
+#SBATCH --gres=gpu:2
+#SBATCH --nccl-warmup=comm
+touch $MARKER
+S
+)
+	sn_sbatch_run "$script" || sn_fail "sbatch failed"
+	[ "$SN_JOB_EXIT" != "0:0" ] || sn_fail "job succeeded: $SN_JOB_OUT"
+	assert_tasks_blocked
+	state=$(sn_timeout sinfo -h -n n1 -o %T)
+	[ "$state" = idle ] || sn_fail "node n1 is $state after the failed job"
+	sn_assert_msg '[Dd]uplicate|same PCI bus ID' "$SN_JOB_OUT"
+}

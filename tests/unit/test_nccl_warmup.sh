@@ -1,0 +1,295 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# End-to-end test of the built nccl-warmup against the fake libcudart and
+# libnccl (tests/fake): every scenario checks the exit status, the
+# "spank-nccl:" line on stderr and the JSON object on stdout.
+# Run by "make check" from the build directory.
+set -u
+
+helper=./src/warmup/nccl-warmup
+fakelib=./tests/fake/lib
+
+if [ ! -x "$helper" ] || [ ! -e "$fakelib/libnccl.so.2" ] ||
+   [ ! -e "$fakelib/libcudart.so.13" ]; then
+	echo "nccl-warmup or the fake CUDA/NCCL libraries were not built" \
+	     "(configure found no CUDA runtime/NCCL; see --with-cuda)" >&2
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: CI=true requires the warmup helper to be built" >&2
+		exit 1
+	fi
+	exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_nccl_warmup.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+# The crash scenario must not leave core files behind.
+ulimit -c 0 2>/dev/null || true
+
+failures=0
+# Clear everything the fakes or the helper read, then set per scenario.
+unset CUDA_VISIBLE_DEVICES FAKE_CUDA_BUSIDS FAKE_CUDA_UUIDS FAKE_CUDA_MIG \
+	FAKE_CUDA_FAIL FAKE_CUDA_HANG FAKE_NCCL_FAIL FAKE_NCCL_HANG \
+	FAKE_NCCL_CRASH FAKE_NCCL_WRONG_RESULT FAKE_NCCL_INIT_DELAY_MS \
+	FAKE_NCCL_BUSBW_GBPS FAKE_NCCL_VERSION FAKE_CUDA_LOG FAKE_NCCL_LOG \
+	NCCL_COMM_BLOCKING
+LD_LIBRARY_PATH="$fakelib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+
+now_ms() {
+	# date +%s%N is GNU; fall back to seconds.
+	t=$(date +%s%N 2>/dev/null)
+	case $t in *N) echo $(( $(date +%s) * 1000 ));;
+	*) echo $(( t / 1000000 ));; esac
+}
+
+# run NAME [ENV=VALUE ...] -- ARGS...: runs the helper; sets rc, out, err,
+# elapsed_ms.
+run() {
+	name=$1; shift
+	envs=
+	while [ "$1" != -- ]; do envs="$envs $1"; shift; done
+	shift
+	start=$(now_ms)
+	# shellcheck disable=SC2086
+	env $envs "$helper" --node testnode "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	elapsed_ms=$(( $(now_ms) - start ))
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+fail() {
+	echo "FAIL [$name]: $*" >&2
+	echo "  exit status: $rc" >&2
+	echo "  stderr: $err" >&2
+	echo "  stdout: $out" >&2
+	failures=$((failures + 1))
+}
+
+expect_rc() { [ "$rc" -eq "$1" ] || fail "expected exit status $1"; }
+expect_err() {
+	case $err in *"$1"*) ;; *) fail "stderr lacks: $1";; esac
+}
+expect_json() {
+	case $out in *"$1"*) ;; *) fail "JSON lacks: $1";; esac
+}
+expect_no_json() {
+	case $out in *"$1"*) fail "JSON must not contain: $1";; esac
+}
+# Exactly one line on stdout, one JSON object; one spank-nccl line on stderr.
+expect_shape() {
+	[ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "stdout is not one line"
+	case $out in "{"*"}") ;; *) fail "stdout is not a JSON object";; esac
+	[ "$(grep -c '^spank-nccl: ' "$tmp/err")" -eq 1 ] ||
+		fail "stderr must have exactly one spank-nccl: line"
+	expect_json "\"exit_code\":$rc,"
+}
+
+ok_json() {
+	expect_shape
+	expect_json '"version":1,"node":"testnode"'
+	expect_json '"status":"ok"'
+	expect_json '"message":""'
+}
+
+# --- all distinct (default 4 fake GPUs) ---------------------------------
+run distinct -- --json
+expect_rc 0; ok_json
+expect_err "spank-nccl: warmup ok on testnode: 4 GPUs [0000:01:00.0 0000:02:00.0 0000:03:00.0 0000:04:00.0], NCCL 2."
+expect_err ", comm mode, cuda "
+expect_err ", comm init "
+expect_err ", all-reduce "
+expect_err ", teardown "
+expect_json '"gpus":[{"index":0,"busid":"0000:01:00.0","uuid":"GPU-fa4e0000-0000-0000-0000-000000000000","mig":false},'
+expect_json '{"index":3,"busid":"0000:04:00.0"'
+expect_json '"cuda_visible_devices":null'
+expect_json '"busbw_gbps":null'
+expect_json "\"ids\":{\"uid\":[$(id -ru),$(id -u),"
+expect_json "\"gid\":[$(id -rg),$(id -g),"
+for k in cuda_init contexts comm_init allreduce teardown total; do
+	case $out in *"\"$k\":null"*) fail "timing $k missing";; esac
+	expect_json "\"$k\":"
+done
+expect_json '"bandwidth":null'
+
+# --- GH200: only the PCI domain differs ---------------------------------
+run gh200 FAKE_CUDA_BUSIDS=0009:01:00.0,0019:01:00.0,0029:01:00.0,0039:01:00.0 -- --json
+expect_rc 0; ok_json
+expect_err "4 GPUs [0009:01:00.0 0019:01:00.0 0029:01:00.0 0039:01:00.0]"
+
+# --- a true duplicate ----------------------------------------------------
+run duplicate FAKE_CUDA_BUSIDS=0000:01:00.0,0000:02:00.0,0000:02:00.0 \
+	FAKE_CUDA_UUIDS=GPU-11111111-1111-1111-1111-111111111111,GPU-22222222-2222-2222-2222-222222222222,GPU-33333333-3333-3333-3333-333333333333 \
+	-- --json
+expect_rc 3; expect_shape
+expect_json '"status":"duplicate_busid"'
+expect_err "spank-nccl: warmup FAILED on testnode: duplicate PCI bus ID: CUDA devices 1 and 2 both report 0000:02:00.0 (UUIDs GPU-22222222-2222-2222-2222-222222222222 and GPU-33333333-3333-3333-3333-333333333333)"
+expect_json '"message":"duplicate PCI bus ID: CUDA devices 1 and 2 both report 0000:02:00.0'
+
+# Duplicates are caught in check mode too (no NCCL at all).
+run duplicate-check FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 -- --mode check
+expect_rc 3
+expect_err "CUDA devices 0 and 1 both report 0000:01:00.0"
+[ -z "$out" ] || fail "stdout must be empty without --json"
+
+# --- MIG -------------------------------------------------------------
+mig_a=MIG-aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa
+mig_b=MIG-bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb
+# Two MIG instances of one GPU visible (FAKE_CUDA_MIG=all): not a fault,
+# the NCCL phase is skipped with a note.
+run mig-two FAKE_CUDA_MIG=all FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 \
+	FAKE_CUDA_UUIDS=$mig_a,$mig_b CUDA_VISIBLE_DEVICES=$mig_a,$mig_b \
+	FAKE_NCCL_FAIL=init -- --json
+expect_rc 0; ok_json
+expect_err "MIG: NCCL communicator check skipped"
+expect_json "\"uuid\":\"$mig_a\",\"mig\":true"
+expect_json "\"uuid\":\"$mig_b\",\"mig\":true"
+expect_json '"comm_init":null'
+# Real CUDA enumerates one MIG instance per process: a 1-rank communicator.
+run mig-one FAKE_CUDA_MIG=1 FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 \
+	FAKE_CUDA_UUIDS=$mig_a,$mig_b CUDA_VISIBLE_DEVICES=$mig_a,$mig_b -- --json
+expect_rc 0; ok_json
+expect_err "1 GPU [0000:01:00.0]"
+expect_json "\"uuid\":\"$mig_a\",\"mig\":true"
+expect_no_json "\"uuid\":\"$mig_b\""
+
+# --- CUDA_VISIBLE_DEVICES ------------------------------------------------
+run cvd-empty CUDA_VISIBLE_DEVICES= -- --json
+expect_rc 2; expect_shape
+expect_json '"status":"no_gpus"'
+expect_json '"cuda_visible_devices":""'
+expect_err 'no visible CUDA device (CUDA_VISIBLE_DEVICES="")'
+run cvd-subset CUDA_VISIBLE_DEVICES=2,0 -- --json
+expect_rc 0; ok_json
+expect_err "2 GPUs [0000:03:00.0 0000:01:00.0]"
+expect_json '"cuda_visible_devices":"2,0"'
+
+# --- failures ------------------------------------------------------------
+run cuda-init FAKE_CUDA_FAIL=init -- --json
+expect_rc 4; expect_shape
+expect_json '"status":"cuda_error"'
+expect_err "cudaGetDeviceCount failed: cudaErrorInitializationError (3): initialization error"
+
+run cuda-context FAKE_CUDA_FAIL=context -- --json
+expect_rc 4; expect_shape
+expect_err "cudaSetDevice on device 3 failed: cudaErrorDevicesUnavailable"
+
+run nccl-init FAKE_NCCL_FAIL=init -- --json
+expect_rc 5; expect_shape
+expect_json '"status":"nccl_error"'
+expect_err "NCCL communicator init (rank 0) failed: unhandled system error"
+expect_err "fake: injected init failure"
+
+run nccl-uniqueid FAKE_NCCL_FAIL=uniqueid -- --json
+expect_rc 5
+expect_err "ncclGetUniqueId failed"
+
+run nccl-allreduce FAKE_NCCL_FAIL=allreduce -- --json
+expect_rc 5
+expect_err "1-float all-reduce (rank 0) failed: unhandled cuda error"
+
+run wrong-result FAKE_NCCL_WRONG_RESULT=1 -- --json
+expect_rc 6; expect_shape
+expect_json '"status":"wrong_result"'
+expect_err "all-reduce returned 11 on device 3 (0000:04:00.0), expected 10"
+
+# --- deadlines -----------------------------------------------------------
+run nccl-hang FAKE_NCCL_HANG=init -- --json --timeout 1
+expect_rc 8; expect_shape
+expect_json '"status":"timeout"'
+expect_err "NCCL communicator init did not finish within the 1 s deadline"
+[ "$elapsed_ms" -lt 2000 ] || fail "took ${elapsed_ms} ms for --timeout 1"
+
+# A call that never returns: only the watchdog can end it.
+run cuda-hang FAKE_CUDA_HANG=init -- --json --timeout 1
+expect_rc 8; expect_shape
+expect_err "timed out after 1 s, blocked in cudaGetDeviceCount"
+[ "$elapsed_ms" -lt 2000 ] || fail "took ${elapsed_ms} ms for --timeout 1"
+
+run allreduce-hang FAKE_NCCL_HANG=allreduce -- --json --timeout 1
+expect_rc 8
+expect_err "1-float all-reduce did not finish within the 1 s deadline"
+[ "$elapsed_ms" -lt 2000 ] || fail "took ${elapsed_ms} ms for --timeout 1"
+
+run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 1
+expect_rc 8
+expect_err "ncclCommFinalize did not finish within the 1 s deadline"
+
+run slow-init FAKE_NCCL_INIT_DELAY_MS=600 -- --json --timeout 3
+expect_rc 0; ok_json
+ms=$(printf '%s' "$out" | sed -n 's/.*"comm_init":\([0-9]*\).*/\1/p')
+[ -n "$ms" ] && [ "$ms" -ge 600 ] || fail "comm_init $ms ms, expected >= 600"
+
+# --- crash: the helper dies by SIGSEGV (the plugin must cope) ------------
+run crash FAKE_NCCL_CRASH=init -- --json
+[ "$rc" -eq 139 ] || fail "expected death by SIGSEGV (status 139)"
+[ -z "$out" ] || fail "a crashed helper cannot have printed a result"
+
+# --- bandwidth -----------------------------------------------------------
+run bw-low FAKE_NCCL_BUSBW_GBPS=20 -- --json --mode bandwidth --bytes 8M --min-busbw 100
+expect_rc 7; expect_shape
+expect_json '"status":"low_bandwidth"'
+expect_json '"mode":"bandwidth"'
+expect_err "is below the floor of 100 GB/s (8388608 bytes, 4 GPUs)"
+bw=$(printf '%s' "$out" | sed -n 's/.*"busbw_gbps":\([0-9]*\).*/\1/p')
+[ -n "$bw" ] && [ "$bw" -ge 15 ] && [ "$bw" -le 21 ] ||
+	fail "busbw $bw, expected about 20"
+
+run bw-ok FAKE_NCCL_BUSBW_GBPS=300 -- --json --mode bandwidth --bytes 64M --min-busbw 100
+expect_rc 0; ok_json
+expect_err "busbw "
+expect_err "(64M all-reduce)"
+expect_json '"bytes":67108864'
+
+run bw-one-gpu CUDA_VISIBLE_DEVICES=0 FAKE_NCCL_BUSBW_GBPS=1 -- --json --mode bandwidth --bytes 1M --min-busbw 100
+expect_rc 0; ok_json
+expect_err "1 GPU: bus bandwidth is 0 by definition, floor not applied"
+expect_json '"busbw_gbps":0.000'
+
+# --- check mode makes no NCCL calls ------------------------------------
+run check-mode FAKE_NCCL_FAIL=init,uniqueid FAKE_NCCL_CRASH=init -- --json --mode check
+expect_rc 0; ok_json
+expect_json '"mode":"check"'
+expect_json '"comm_init":null'
+
+# --- usage errors ----------------------------------------------------------
+for args in "--mode fast" "--timeout 0" "--timeout abc" "--timeout 99999" \
+	    "--bytes 3" "--bytes 1T" "--min-busbw -1" "--frobnicate" \
+	    "--node bad/name" "--timeout"; do
+	# shellcheck disable=SC2086
+	run "usage $args" -- $args
+	expect_rc 1
+	expect_err "spank-nccl: nccl-warmup usage error on testnode: "
+done
+run usage-json -- --json --mode fast
+expect_rc 1; expect_shape
+expect_json '"status":"usage"'
+expect_err "invalid --mode 'fast': use check, comm or bandwidth"
+
+run help -- --help
+expect_rc 0
+case $out in *"Usage: nccl-warmup"*) ;; *) fail "no usage text";; esac
+run version -- --version
+expect_rc 0
+case $out in "nccl-warmup (spank-nccl) "*) ;; *) fail "no version";; esac
+
+run quiet -- --quiet
+expect_rc 0
+[ -z "$err" ] || fail "--quiet must print nothing on success"
+run quiet-fail FAKE_CUDA_FAIL=init -- --quiet
+expect_rc 4
+expect_err "warmup FAILED"
+
+# --- FAKE_*_LOG: one line per process that loaded the library ------------
+run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode check
+run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode comm
+[ "$(grep -c "^lib=cudart pid=[0-9]* uid=$(id -ru)/$(id -u)/" "$tmp/cuda.log")" -eq 2 ] ||
+	fail "expected 2 cudart log lines: $(cat "$tmp/cuda.log")"
+[ "$(grep -c '^lib=nccl pid=' "$tmp/nccl.log")" -eq 2 ] ||
+	fail "expected 2 nccl log lines"
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures check(s) failed" >&2
+	exit 1
+fi
+echo "all nccl-warmup scenarios passed"
