@@ -422,6 +422,7 @@ enum seen_bit {
 	SEEN_BUSID = 1 << 11,
 	SEEN_UUID = 1 << 12,
 	SEEN_TOTAL = 1 << 13,
+	SEEN_NOTE = 1 << 14,
 };
 
 struct top_ctx {
@@ -554,6 +555,9 @@ static int top_member(struct reader *r, const char *key, int depth,
 	if (strcmp(key, "message") == 0)
 		return once(r, &t->seen, SEEN_MESSAGE, key) ||
 		       read_string(r, out->message, sizeof(out->message), key);
+	if (strcmp(key, "note") == 0)
+		return once(r, &t->seen, SEEN_NOTE, key) ||
+		       read_string(r, out->note, sizeof(out->note), key);
 	if (strcmp(key, "summary") == 0)
 		return once(r, &t->seen, SEEN_SUMMARY, key) ||
 		       read_string(r, out->summary, sizeof(out->summary), key);

@@ -22,6 +22,7 @@ struct sn_warmup_result {
 	char mode[16];			/* "check", "comm", "bandwidth" */
 	char message[1024];		/* what failed (empty on success) */
 	char summary[1024];		/* the human summary line */
+	char note[256];			/* "MIG: NCCL communicator check skipped", ... */
 	char nccl_version[32];
 	size_t n_gpus;
 	struct {

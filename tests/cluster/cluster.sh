@@ -103,10 +103,10 @@ sn__built_plugin() {
 }
 sn__built_helper() {
 	local p
-	for p in "$SN_BUILD_DIR/src/warmup/.libs/nccl-warmup" \
-		 "$SN_BUILD_DIR/src/warmup/nccl-warmup"; do
-		# libtool leaves a wrapper script next to the real binary in
-		# .libs when the program links a libtool library.
+	for p in "$SN_BUILD_DIR/src/warmup/nccl-warmup" \
+		 "$SN_BUILD_DIR/src/warmup/.libs/nccl-warmup"; do
+		# Should libtool ever wrap the program, the wrapper is a
+		# script and the real binary sits in .libs.
 		if [ -f "$p" ] && head -c 4 "$p" | grep -q ELF; then
 			echo "$p"
 			return 0
@@ -115,13 +115,14 @@ sn__built_helper() {
 	return 1
 }
 # Directory holding the fake libcudart.so.13 and libnccl.so.2 that
-# `make check` builds (tests/fake/Makefile.inc).
+# `make check` builds (FAKE_LIB_DIR in tests/fake/Makefile.inc).
 sn__built_fake_dir() {
-	local f
-	f=$(find "$SN_BUILD_DIR/tests/fake" -name 'libcudart.so.13' \
-		2>/dev/null | sort | head -n1)
-	[ -n "$f" ] || return 1
-	dirname "$f"
+	local d="$SN_BUILD_DIR/tests/fake/lib"
+	if [ -f "$d/libcudart.so.13" ] && [ -f "$d/libnccl.so.2" ]; then
+		echo "$d"
+		return 0
+	fi
+	return 1
 }
 
 sn__install_file() {

@@ -15,13 +15,15 @@
  *                the plugin's own deadline and SIGKILL can end it
  *
  * Any other value (or none) passes every call through.  Each injected
- * fault is announced once on stderr, so a test can tell an injected fault
- * from a real one.  Build: gcc -shared -fPIC -o interpose.so interpose.c
+ * fault is announced once on stderr and appended to the file named by
+ * SN_FAULT_LOG (the plugin keeps only the helper's last stderr line), so
+ * a test can tell an injected fault from a real one.  Build: gcc -shared -fPIC -o interpose.so interpose.c
  * -ldl.  The real libraries are found with dlsym(RTLD_NEXT): the helper
  * links libcudart.so and libnccl.so dynamically.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +58,18 @@ static void announce(const char *what)
 	n = snprintf(line, sizeof(line),
 		     "sn-interpose: injecting fault %s (pid %d)\n", what,
 		     (int)getpid());
-	if (n > 0)
-		(void)!write(STDERR_FILENO, line, (size_t)n);
+	if (n <= 0)
+		return;
+	(void)!write(STDERR_FILENO, line, (size_t)n);
+	if (getenv("SN_FAULT_LOG")) {
+		int fd = open(getenv("SN_FAULT_LOG"),
+			      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			(void)!write(fd, line, (size_t)n);
+			close(fd);
+		}
+	}
 }
 
 static void *real(const char *symbol)

@@ -51,8 +51,9 @@ def problems_of(rec, args):
         out.append("%d GPUs in the result, want %d"
                    % (len(d.get("gpus", [])), args.gpus))
     if args.busids:
-        got = [g.get("busid", "").lower() for g in d.get("gpus", [])]
-        if got != args.busids.lower().split(","):
+        # As sets: CUDA's order need not be nvidia-smi's.
+        got = sorted(g.get("busid", "").lower() for g in d.get("gpus", []))
+        if got != sorted(args.busids.lower().split(",")):
             out.append("bus IDs %s, want %s" % (got, args.busids))
     if args.nccl and d.get("nccl_version") != args.nccl:
         out.append("NCCL %s, want %s" % (d.get("nccl_version"), args.nccl))
@@ -77,7 +78,7 @@ def main():
     ap.add_argument("--status", choices=("passed", "failed"))
     ap.add_argument("--mode")
     ap.add_argument("--gpus", type=int)
-    ap.add_argument("--busids", help="comma-separated, in CUDA order")
+    ap.add_argument("--busids", help="comma-separated, any order")
     ap.add_argument("--nccl", help="NCCL version, e.g. 2.28.3")
     ap.add_argument("--uid", type=int)
     ap.add_argument("--gid", type=int)

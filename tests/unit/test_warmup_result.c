@@ -63,6 +63,9 @@ static void test_helper_output(void **state)
 
 static void test_failure_and_bandwidth(void **state)
 {
+	assert_int_equal(parse("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+			       "\"note\":\"MIG: NCCL communicator check skipped\"}"), 0);
+	assert_string_equal(res.note, "MIG: NCCL communicator check skipped");
 	assert_int_equal(parse("{\"version\":1,\"status\":\"low_bandwidth\","
 			       "\"exit_code\":7,\"mode\":\"bandwidth\","
 			       "\"message\":\"bus bandwidth 50.2 GB/s is below\","

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# What --nccl-warmup costs and what it saves, on a GPU node under Slurm
+# (tests/gpu/run-gpu-tests.sh runs it after its checks; docs/gpu-testing.md):
+#
+#   srun true, with and without --nccl-warmup    added launch latency
+#   nccl-warmup --json alone                     per-phase times, wall time
+#   bench/pytorch_warmup.py                      PyTorch doing the same work
+#   nccl-warmup --mode bandwidth --json          bus bandwidth
+#
+# Medians of SN_BENCH_RUNS runs each (default 5, at least 5), after one
+# discarded run of each kind; one table, then the targets:
+#   added latency <= 1.6 s, and at least 5x less than the PyTorch warmup.
+# Exit 1 if any run failed; missed targets are reported, not failed.
+#
+# Needs: an up cluster (SLURM_CONF exported, srun in PATH) whose node has
+# the GPUs and spank_nccl.so in plugstack.conf; SN_HELPER = the helper
+# (default: nccl-warmup in PATH); SN_BENCH_GPUS (default: nvidia-smi -L).
+# Takes about 1.5 min on 4 H200 (the PyTorch runs dominate).
+set -uo pipefail
+
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
+	NVSHMEM_DISABLE_NVLS=1
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+runs=${SN_BENCH_RUNS:-5}
+helper=${SN_HELPER:-$(command -v nccl-warmup)}
+gpus=${SN_BENCH_GPUS:-$(nvidia-smi -L | grep -c '^GPU ')}
+samples=$(mktemp /tmp/warmup-bench.XXXXXX)
+trap 'rm -f "$samples" "$samples".*' EXIT
+errors=0
+
+die() {
+	echo "warmup-bench.sh: error: $*" >&2
+	exit 1
+}
+
+[ "$runs" -ge 5 ] || die "SN_BENCH_RUNS=$runs: medians need at least 5 runs"
+[ -n "${SLURM_CONF:-}" ] || die "SLURM_CONF is not set (an up cluster is needed)"
+command -v srun >/dev/null || die "srun not in PATH"
+[ -x "$helper" ] || die "nccl-warmup not found (set SN_HELPER)"
+[ "$gpus" -ge 1 ] || die "no GPUs (nvidia-smi -L)"
+
+now() { echo "$EPOCHREALTIME"; }
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.4f", b - a }'; }
+
+# sample METRIC VALUE
+sample() { printf '%s\t%s\n' "$1" "$2" >>"$samples"; }
+
+# timed NAME CMD...: wall time of CMD (stdout kept in $samples.last).
+timed() {
+	local name=$1 t0 rc
+	shift
+	t0=$(now)
+	"$@" >"$samples.last" 2>"$samples.err"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "warmup-bench.sh: $name failed (exit $rc): $*" >&2
+		tail -n 5 "$samples.err" >&2
+		errors=$((errors + 1))
+		return 1
+	fi
+	[ -z "$name" ] || sample "$name" "$(since "$t0")"
+}
+
+srun_true() {
+	timeout -k 5 120 srun --immediate=30 -N1 --gres=gpu:"$gpus" "$@" true
+}
+
+helper_json() {
+	timeout -k 5 120 "$helper" --json "$@"
+}
+
+# One JSON line -> samples "helper <phase>_ms" and busbw.
+helper_sample() {
+	local prefix=$1
+	python3 -c '
+import json, sys
+prefix = sys.argv[1]
+d = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+for k, v in d["timings_ms"].items():
+    if v is not None:
+        print("%s %s (ms)\t%s" % (prefix, k, v))
+if d.get("busbw_gbps") is not None:
+    print("%s busbw (GB/s)\t%s" % (prefix, d["busbw_gbps"]))
+' "$prefix" "$samples.last" >>"$samples" || errors=$((errors + 1))
+}
+
+echo "warmup-bench: $gpus GPUs, $runs runs each, helper $helper"
+echo "warmup-bench: node $(hostname), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+
+# Discarded first runs: page cache, first-job effects in slurmd.
+timed "" srun_true
+timed "" srun_true --nccl-warmup
+timed "" helper_json
+
+for ((i = 0; i < runs; i++)); do
+	# Interleaved, so drift hits both sides alike.
+	timed "srun true (s)" srun_true
+	timed "srun --nccl-warmup true (s)" srun_true --nccl-warmup
+done
+for ((i = 0; i < runs; i++)); do
+	timed "nccl-warmup wall (s)" helper_json && helper_sample "nccl-warmup"
+done
+for ((i = 0; i < runs; i++)); do
+	timed "nccl-warmup bandwidth wall (s)" helper_json --mode bandwidth &&
+		helper_sample "bandwidth mode"
+done
+for ((i = 0; i < runs; i++)); do
+	timed "pytorch warmup wall (s)" timeout -k 5 180 \
+		python3 "$here/pytorch_warmup.py" --gpus "$gpus" &&
+		tail -n 1 "$samples.last" | sed 's/^/  pytorch_warmup.py: /'
+done
+
+python3 - "$samples" "$gpus" <<'EOF'
+import statistics
+import sys
+
+rows = {}
+order = []
+for line in open(sys.argv[1]):
+    name, value = line.rstrip("\n").split("\t")
+    if name not in rows:
+        rows[name] = []
+        order.append(name)
+    rows[name].append(float(value))
+
+med = {k: statistics.median(v) for k, v in rows.items()}
+print()
+print("%-42s %3s %10s %10s %10s" % ("metric", "n", "median", "min", "max"))
+print("-" * 79)
+for k in order:
+    v = rows[k]
+    print("%-42s %3d %10.3f %10.3f %10.3f" % (k, len(v), med[k], min(v),
+                                              max(v)))
+print()
+
+def get(name):
+    if name not in med:
+        print("missing measurement: %s" % name)
+        return None
+    return med[name]
+
+plain = get("srun true (s)")
+warm = get("srun --nccl-warmup true (s)")
+helper = get("nccl-warmup wall (s)")
+torch = get("pytorch warmup wall (s)")
+if None in (plain, warm, helper, torch):
+    sys.exit(1)
+added = warm - plain
+print("added launch latency (median srun --nccl-warmup - median srun): "
+      "%.3f s" % added)
+print("%-58s %8s  %s" % ("target", "value", "verdict"))
+print("%-58s %7.2fs  %s" % ("added latency <= 1.6 s", added,
+                            "met" if added <= 1.6 else "MISSED"))
+ratio = torch / added if added > 0 else float("inf")
+print("%-58s %7.1fx  %s" % ("PyTorch warmup / added latency >= 5x", ratio,
+                            "met" if ratio >= 5 else "MISSED"))
+print("%-58s %7.1fx" % ("PyTorch warmup / nccl-warmup alone", torch / helper))
+bw = med.get("bandwidth mode busbw (GB/s)")
+if bw is not None:
+    print("%-58s %7.1f GB/s (%s GPUs, 64M all-reduce)" % (
+        "bandwidth mode busbw, median", bw, sys.argv[2]))
+EOF
+rc=$?
+if [ "$errors" -ne 0 ] || [ "$rc" -ne 0 ]; then
+	echo "warmup-bench.sh: $errors failed runs" >&2
+	exit 1
+fi
