@@ -246,7 +246,7 @@ sn_fake_env() {
 	nccl-init-fail) export FAKE_NCCL_FAIL=init ;;
 	crash) export FAKE_NCCL_CRASH=init ;;
 	wrong-result) export FAKE_NCCL_WRONG_RESULT=1 ;;
-	slow) export FAKE_NCCL_BUSBW_GBPS=10 ;;
+	slow) export FAKE_NCCL_BUSBW_GBPS=5 ;;
 	fast) export FAKE_NCCL_BUSBW_GBPS=400 ;;
 	hang) export FAKE_NCCL_HANG=init ;;
 	*) echo "sn_fake_env: unknown scenario $scenario" >&2; return 1 ;;

@@ -92,6 +92,7 @@ static void other_descriptors_are_closed(void **state)
 static void signals_are_unblocked(void **state)
 {
 	sigset_t block, old;
+	const char *ign;
 
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
@@ -101,8 +102,12 @@ static void signals_are_unblocked(void **state)
 				5000), 0);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	signal(SIGINT, SIG_DFL);
+	ign = strstr(out.out, "SigIgn:\t");
 	assert_non_null(strstr(out.out, "SigBlk:\t0000000000000000"));
-	assert_non_null(strstr(out.out, "SigIgn:\t0000000000000000"));
+	assert_non_null(ign);
+	/* Standard signals 1-31 only: glibc reserves 32 and 33 for itself
+	 * and refuses to touch them (make, for one, leaves them ignored). */
+	assert_int_equal(strtoull(ign + 8, NULL, 16) & 0x7fffffffULL, 0);
 }
 
 static void crash_is_reported_as_signal(void **state)
