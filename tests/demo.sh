@@ -39,7 +39,7 @@ fi
 cd "$build"
 make -j2 >/dev/null
 # Test-only products: the fake CUDA runtime and NCCL used below.
-make -j2 check TESTS= >/dev/null
+make -j2 integration-deps >/dev/null
 
 # shellcheck source=cluster/cluster.sh
 source "$src/tests/cluster/cluster.sh"
@@ -61,11 +61,11 @@ a fake CUDA runtime and NCCL built by 'make check' that report four GPUs
 with distinct PCI bus IDs. On a GPU node the same command uses the real
 libraries.
 EOF
-show "srun -n2 --gres=gpu:2 --nccl-profile=nccl-cumem-off,expandable-segments --nccl-warmup=comm,verbose env | grep -E 'NCCL|PYTORCH'"
+show "srun -l -n2 --gres=gpu:2 --nccl-profile=nccl-cumem-off,expandable-segments --nccl-warmup=comm,verbose env | grep -E ': (NCCL|PYTORCH)_' | sort"
 LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	timeout 60 srun -n2 --gres=gpu:2 \
+	timeout 60 srun -l -n2 --gres=gpu:2 \
 	--nccl-profile=nccl-cumem-off,expandable-segments \
-	--nccl-warmup=comm,verbose env </dev/null | grep -E 'NCCL|PYTORCH' |
-	sort
+	--nccl-warmup=comm,verbose env </dev/null |
+	grep -E ': (NCCL|PYTORCH)_' | sort
 
 say "Done; stopping the cluster"

@@ -155,9 +155,10 @@ if [ -f "$build/test-suite.log" ]; then
 else
 	fail_step "make check (no test-suite.log; exit $check_rc)"
 fi
-# The fake CUDA/NCCL libraries and other check-only products are needed by
-# the integration tests even when a unit test failed.
-make -j"$jobs" check TESTS= >/dev/null 2>&1
+# The fake CUDA/NCCL libraries are needed by the integration tests even
+# when a unit test failed.
+make -j"$jobs" integration-deps >/dev/null ||
+	fail_step "make integration-deps (plugin, helper, fake libraries)"
 
 step "integration tests"
 export SN_BUILD_DIR="$build" SN_SRC_DIR="$src"

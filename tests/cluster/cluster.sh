@@ -533,11 +533,11 @@ sn__cluster_stop() {
 # `set -e` (bats) must not abort half-way through a start or a stop; the
 # bodies check every step themselves.
 sn_cluster_start() {
-	sn__cluster_start "$@" || return
+	sn__cluster_start || return
 }
 
 sn_cluster_stop() {
-	sn__cluster_stop "$@" || return
+	sn__cluster_stop || return
 }
 
 sn_cluster_status() {

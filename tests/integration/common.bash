@@ -124,8 +124,9 @@ sn_assert_status() {
 # Failed by itself, not killed by the test's deadline.
 sn_assert_failed() {
 	[ "$status" -ne 0 ] || sn_fail "exit status 0, expected a failure"
-	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] ||
+	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
 		sn_fail "killed by the test's deadline (status $status)"
+	fi
 }
 
 # Snapshot of every job id the controller knows; compare after a refused
@@ -162,14 +163,15 @@ sn_job_exit_code() {
 
 # Writes a batch script from stdin into the cluster's tmp dir; prints path.
 sn_batch_script() {
-	local name=$1 path="$SN_CLUSTER_DIR/tmp/$1"
+	local path="$SN_CLUSTER_DIR/tmp/$1"
 	cat >"$path"
 	chmod 0755 "$path"
 	echo "$path"
 }
 
 # Submits SCRIPT with sbatch ARGS..., waits for it, and sets
-# SN_JOB_ID, SN_JOB_OUT (its stdout+stderr) and SN_JOB_EXIT.
+# SN_JOB_ID, SN_JOB_OUT (its stdout+stderr) and SN_JOB_EXIT for the test.
+# shellcheck disable=SC2034
 sn_sbatch_run() {
 	local out
 	out=$(sn_sbatch --parsable -o "$SN_CLUSTER_DIR/tmp/job-%j.out" "$@") ||

@@ -178,6 +178,10 @@ setup() { sn_test_setup; }
 		[ "$status" -eq 255 ] ||
 			sn_fail "sbatch '$value': exit $status, expected 255"
 		sn_assert_msg '.'
+		run --separate-stderr sn_salloc "$value" true
+		[ "$status" -eq 255 ] ||
+			sn_fail "salloc '$value': exit $status, expected 255"
+		sn_assert_msg '.'
 	done
 	sn_assert_no_new_jobs "$before"
 }
