@@ -235,7 +235,8 @@ expect_json '"status":"low_bandwidth"'
 expect_json '"mode":"bandwidth"'
 expect_err "is below the floor of 100 GB/s (8388608 bytes, 4 GPUs)"
 bw=$(printf '%s' "$out" | sed -n 's/.*"busbw_gbps":\([0-9]*\).*/\1/p')
-if [ -z "$bw" ] || [ "$bw" -lt 15 ] || [ "$bw" -gt 21 ]; then
+# The fake sleeps for its target; a loaded 2-core CI box drifts both ways.
+if [ -z "$bw" ] || [ "$bw" -lt 10 ] || [ "$bw" -gt 30 ]; then
 	fail "busbw $bw, expected about 20"
 fi
 
