@@ -169,11 +169,9 @@ elif [ "$(id -u)" -ne 0 ]; then
 	fail_step "integration tests (need root for the test cluster)"
 else
 	cd "$src" || fatal "cd $src"
+	# Every bats file: harness first (it proves the cluster itself).
 	for f in tests/integration/harness.bats \
-		 tests/integration/profiles.bats \
-		 tests/integration/profiles_batch.bats \
-		 tests/integration/warmup.bats \
-		 tests/integration/multinode.bats; do
+		 $(ls tests/integration/*.bats | grep -v '/harness.bats$'); do
 		tap="$build/$(basename "$f" .bats).tap"
 		echo "---- $f"
 		bats --tap "$f" 2>&1 | tee "$tap"
@@ -190,6 +188,18 @@ if [ "$SN_DISTCHECK" = 1 ]; then
 		fail_step "make distcheck"
 	fi
 fi
+
+# Further suites (packaging, sanitizers, fuzzing, ...): each script in
+# tests/ci.d prints a TAP stream and is counted like a bats file.
+for f in "$src"/tests/ci.d/*.sh; do
+	[ -e "$f" ] || continue
+	name=$(basename "$f" .sh)
+	step "$name"
+	tap="$build/ci-$name.tap"
+	(cd "$src" && SN_BUILD_DIR="$build" SN_SRC_DIR="$src" bash "$f") 2>&1 |
+		tee "$tap"
+	count_tap "$tap" "$name"
+done
 
 if [ "$SN_BENCH" = 1 ]; then
 	step "launch latency benchmark"
