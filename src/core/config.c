@@ -10,7 +10,7 @@
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
-	"warmup_bytes"
+	"warmup_bytes, warmup_teardown"
 #define MIN_WARMUP_BYTES (1UL << 10)
 #define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -46,6 +46,7 @@ void sn_config_defaults(struct sn_config *cfg)
 	cfg->warmup_policy = SN_POLICY_FAIL;
 	cfg->warmup_min_busbw_gbps = 0.0;
 	cfg->warmup_bytes = SN_DEFAULT_WARMUP_BYTES;
+	cfg->warmup_teardown_exit = true;
 }
 
 static int parse_abs_path(char *dst, size_t len, const char *value,
@@ -210,6 +211,20 @@ static int parse_bytes(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+static int parse_teardown(struct sn_config *cfg, const char *value,
+			  const char *arg, struct sn_error *err)
+{
+	if (sn_streq_nocase(value, "exit")) {
+		cfg->warmup_teardown_exit = true;
+	} else if (sn_streq_nocase(value, "clean")) {
+		cfg->warmup_teardown_exit = false;
+	} else {
+		ARG_ERROR(err, arg, "expected exit (let process exit release the GPUs) or clean (destroy and free first)");
+		return -1;
+	}
+	return 0;
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -219,6 +234,7 @@ static const struct key_def keys[] = {
 	{ "warmup_policy", parse_policy },
 	{ "warmup_min_busbw", parse_busbw },
 	{ "warmup_bytes", parse_bytes },
+	{ "warmup_teardown", parse_teardown },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

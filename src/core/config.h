@@ -42,6 +42,13 @@ struct sn_config {
 	enum sn_warmup_policy warmup_policy;
 	double warmup_min_busbw_gbps;		/* 0: no floor */
 	unsigned long warmup_bytes;		/* bandwidth-mode message size */
+	/*
+	 * true: the helper skips ncclCommDestroy/cudaFree and exits (the
+	 * driver releases everything while it exits, before the plugin can
+	 * reap it, so no GPU memory is held when the tasks start); measured
+	 * 0.43 s faster on 4xH200.  false: explicit clean teardown.
+	 */
+	bool warmup_teardown_exit;
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -48,7 +48,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
-	char *argv[16];
+	char *argv[20];
 	int argc = 0;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -72,6 +72,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	argv[argc++] = "--node";
 	argv[argc++] = run->node;
 	argv[argc++] = "--json";
+	argv[argc++] = "--teardown";
+	argv[argc++] = cfg->warmup_teardown_exit ? "exit" : "clean";
 	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
 		argv[argc++] = "--bytes";
 		argv[argc++] = bytes;

@@ -28,7 +28,8 @@ void wu_cli_usage(void)
 {
 	fputs("Usage: nccl-warmup [--mode check|comm|bandwidth] [--timeout SECONDS]\n"
 	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS] [--json]\n"
-	      "                   [--quiet] [--node NAME] [--help] [--version]\n"
+	      "                   [--teardown clean|exit] [--quiet] [--node NAME]\n"
+	      "                   [--help] [--version]\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
 	      "communicator over them.  Exit status 0 when ready; see nccl-warmup(1).\n"
@@ -40,6 +41,9 @@ void wu_cli_usage(void)
 	      "  --timeout SECONDS  overall deadline, 0 < SECONDS <= 3600 (default 60)\n"
 	      "  --min-busbw GBPS   fail (exit 7) below this bus bandwidth\n"
 	      "  --json             print one JSON object on stdout\n"
+	      "  --teardown clean   destroy the communicators and free memory before\n"
+	      "                     exiting (default)\n"
+	      "  --teardown exit    leave that to process exit (faster)\n"
 	      "  --quiet            no summary line on success\n"
 	      "  --node NAME        node name for messages (default: hostname)\n",
 	      stdout);
@@ -142,9 +146,22 @@ static void default_node(struct wu_options *opt)
 	snprintf(opt->node, sizeof(opt->node), "%s", host);
 }
 
+static int parse_teardown(const char *v, struct wu_options *opt, char *err,
+			  size_t err_len)
+{
+	if (strcmp(v, "clean") == 0 || strcmp(v, "exit") == 0) {
+		opt->teardown_exit = v[0] == 'e';
+		return 0;
+	}
+	snprintf(err, err_len,
+		 "invalid --teardown '%.40s': give clean or exit", v);
+	return -1;
+}
+
 /* Options that take a value accept "--opt VALUE" and "--opt=VALUE". */
 static const char *const value_opts[] = {
-	"--mode", "--timeout", "--bytes", "--min-busbw", "--node", NULL,
+	"--mode", "--timeout", "--bytes", "--min-busbw", "--node", "--teardown",
+	NULL,
 };
 
 enum wu_cli_result wu_cli_parse(int argc, char **argv,
@@ -213,6 +230,8 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 					&opt->min_busbw_gbps, err, err_len);
 		else if (strcmp(name, "--node") == 0)
 			rc = parse_node(value, opt, err, err_len);
+		else if (strcmp(name, "--teardown") == 0)
+			rc = parse_teardown(value, opt, err, err_len);
 		if (rc)
 			return WU_CLI_USAGE;
 	}

@@ -26,6 +26,15 @@ static int run_nccl(struct wu_run *run)
 		code = wu_comm_verify(run, &comm);
 	if (!code && run->opt.mode == WU_MODE_BANDWIDTH)
 		code = wu_bandwidth(run, &comm);
+	/*
+	 * --teardown exit: the verdict is in; process exit releases the
+	 * communicators and contexts (the driver does it while the process
+	 * exits, before its parent can reap it), without the explicit
+	 * finalize/destroy/free round trips.
+	 */
+	if (run->opt.teardown_exit &&
+	    (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH))
+		return code;
 	/* A slow link is a verdict, not a broken communicator. */
 	if (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH) {
 		int torn = wu_comm_teardown(run, &comm);

@@ -44,6 +44,7 @@ struct wu_options {
 	double min_busbw_gbps;		/* 0: no floor */
 	bool json;
 	bool quiet;
+	bool teardown_exit;	/* --teardown exit: leave it to process exit */
 	char node[WU_NODE_MAX + 1];
 };
 

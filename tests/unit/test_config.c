@@ -23,6 +23,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.warmup_policy, SN_POLICY_FAIL);
 	assert_true(cfg.warmup_min_busbw_gbps == 0.0);
 	assert_int_equal(cfg.warmup_bytes, 64UL << 20);
+	assert_true(cfg.warmup_teardown_exit);
 	assert_false(cfg.default_profiles.given);
 	assert_int_equal(cfg.default_profiles.count, 0);
 	/* No arguments: defaults stay. */
@@ -41,12 +42,13 @@ static void test_every_key(void **state)
 		"warmup_policy=warn",
 		"warmup_min_busbw=37.5",
 		"warmup_bytes=256M",
+		"warmup_teardown=clean",
 	};
 	struct sn_config cfg;
 	struct sn_error err = { "" };
 
 	sn_config_defaults(&cfg);
-	if (sn_config_parse(&cfg, 8, argv, &err) != 0)
+	if (sn_config_parse(&cfg, 9, argv, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_string_equal(cfg.profiles_path, "/etc/slurm/nccl-profiles.conf");
 	assert_true(cfg.default_profiles.given);
@@ -59,6 +61,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.warmup_policy, SN_POLICY_WARN);
 	assert_true(cfg.warmup_min_busbw_gbps == 37.5);
 	assert_int_equal(cfg.warmup_bytes, 256UL << 20);
+	assert_false(cfg.warmup_teardown_exit);
 }
 
 static void test_good_values(void **state)
@@ -147,6 +150,8 @@ static void test_bad_values(void **state)
 		{ "warmup_bytes=64MB", "1K to 16G" },
 		{ "warmup_bytes=M", "1K to 16G" },
 		{ "warmup_bytes=-1K", "1K to 16G" },
+		{ "warmup_teardown=fast", "expected exit" },
+		{ "warmup_teardown=", "empty value" },
 		{ "warmup_bytes=99999999999999999999G", "1K to 16G" },
 		{ "default_profiles=list", "\"list\" is a user request" },
 		{ "default_profiles=a,,b", "plugstack.conf argument \"default_profiles=a,,b\": empty profile name" },

@@ -216,6 +216,15 @@ run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 1
 expect_rc 8
 expect_err "ncclCommFinalize did not finish within the 1 s deadline"
 
+# --teardown exit never finalizes: the same fault cannot bite.
+run teardown-exit FAKE_NCCL_HANG=teardown -- --json --timeout 1 --teardown exit
+expect_rc 0; ok_json
+expect_json '"teardown":null'
+
+run teardown-bad -- --teardown fast
+expect_rc 1
+expect_err "invalid --teardown 'fast': give clean or exit"
+
 run slow-init FAKE_NCCL_INIT_DELAY_MS=600 -- --json --timeout 3
 expect_rc 0; ok_json
 ms=$(printf '%s' "$out" | sed -n 's/.*"comm_init":\([0-9]*\).*/\1/p')
