@@ -99,9 +99,14 @@ for ((i = 0; i < runs; i++)); do
 	# Interleaved, so drift hits both sides alike.
 	timed "srun true (s)" srun_true
 	timed "srun --nccl-warmup true (s)" srun_true --nccl-warmup
+	timed "srun --nccl-warmup=check true (s)" srun_true --nccl-warmup=check
 done
 for ((i = 0; i < runs; i++)); do
 	timed "nccl-warmup wall (s)" helper_json && helper_sample "nccl-warmup"
+done
+# What the plugin runs by default (warmup_teardown=exit).
+for ((i = 0; i < runs; i++)); do
+	timed "nccl-warmup --teardown exit wall (s)" helper_json --teardown exit
 done
 for ((i = 0; i < runs; i++)); do
 	timed "nccl-warmup bandwidth wall (s)" helper_json --mode bandwidth &&
@@ -158,6 +163,11 @@ ratio = torch / added if added > 0 else float("inf")
 print("%-58s %7.1fx  %s" % ("PyTorch warmup / added latency >= 5x", ratio,
                             "met" if ratio >= 5 else "MISSED"))
 print("%-58s %7.1fx" % ("PyTorch warmup / nccl-warmup alone", torch / helper))
+check = get("srun --nccl-warmup=check true (s)")
+if check is not None:
+    print("%-58s %7.2fs" % ("added latency, --nccl-warmup=check", check - plain))
+print("%-58s %7.2fs" % ("clean teardown costs (helper alone, clean - exit)",
+                        helper - get("nccl-warmup --teardown exit wall (s)")))
 bw = med.get("bandwidth mode busbw (GB/s)")
 if bw is not None:
     print("%-58s %7.1f GB/s (%s GPUs, 64M all-reduce)" % (

@@ -658,8 +658,9 @@ t_no_warmup() {
 }
 
 t_ddp_profiles() {
-	local mark
+	local mark shm_before
 	mark=$(log_mark)
+	shm_before=$(ls /dev/shm 2>/dev/null | sort)
 	PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 \
 	SN_GPU_BASELINE=$gpu_baseline \
 		run_srun 180 "$(gres)" --nccl-warmup \
@@ -668,6 +669,9 @@ t_ddp_profiles() {
 		--user-key max_split_size_mb:256
 	want "srun exits 0 (ddp_check.py: GPUs idle, profile env, all_reduce)" srun_ok
 	want "ddp_check.py reports ok" out_has "ddp_check: ok: $gpu_count ranks"
+	# warmup_teardown=exit (the default) must leave nothing behind either.
+	want "nothing new left in /dev/shm" \
+		test "$(ls /dev/shm 2>/dev/null | sort)" = "$shm_before"
 	want "one passed comm warmup over $gpu_count GPUs in the log" \
 		warmup_records "$mark" --count 1 --status passed --mode comm \
 		--gpus "$gpu_count" --busids "$gpu_busids" --uid 0
