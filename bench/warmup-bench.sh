@@ -166,8 +166,10 @@ print("%-58s %7.1fx" % ("PyTorch warmup / nccl-warmup alone", torch / helper))
 check = get("srun --nccl-warmup=check true (s)")
 if check is not None:
     print("%-58s %7.2fs" % ("added latency, --nccl-warmup=check", check - plain))
-print("%-58s %7.2fs" % ("clean teardown costs (helper alone, clean - exit)",
-                        helper - get("nccl-warmup --teardown exit wall (s)")))
+fast = get("nccl-warmup --teardown exit wall (s)")
+if fast is not None:
+    print("%-58s %7.2fs" % ("clean teardown costs (helper alone, clean - exit)",
+                            helper - fast))
 bw = med.get("bandwidth mode busbw (GB/s)")
 if bw is not None:
     print("%-58s %7.1f GB/s (%s GPUs, 64M all-reduce)" % (
