@@ -20,6 +20,10 @@ packages=(
 	bats man-db groff-base
 	# make distcheck (dist-xz)
 	xz-utils
+	# fuzzing with libFuzzer (fuzz/run.sh, tests/ci.d/40-fuzz.sh)
+	clang libclang-rt-14-dev
+	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint the RPM spec
+	dpkg-dev debhelper rpm rpmlint
 )
 
 if [ "$(id -u)" -ne 0 ]; then

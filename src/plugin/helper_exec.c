@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -6,6 +7,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -15,10 +17,21 @@
 
 #define SN_POLL_SLICE_MS 20
 #define SN_REAP_LIMIT_MS 2000
+/* How long the supervisor may spend killing and reaping what the helper
+ * left; below SN_REAP_LIMIT_MS so the parent outlasts it. */
+#define SN_SWEEP_LIMIT_MS 1000
 
-struct child_failure {
+enum child_report_kind {
+	REPORT_FAILURE = 1,	/* the helper could not be started */
+	REPORT_STATUS,		/* the helper's wait status */
+};
+
+/* Written on the report pipe by the supervisor and the helper's child. */
+struct child_report {
+	int kind;
 	int stage;
 	int error;
+	int status;
 };
 
 static double now_ms(void)
@@ -46,14 +59,22 @@ const char *sn_helper_stage_name(enum sn_helper_stage stage)
 }
 
 /* Only async-signal-safe calls from here on: the parent has threads. */
+static void write_report(int report_fd, const struct child_report *r)
+{
+	ssize_t rc;
+
+	rc = write(report_fd, r, sizeof(*r));	/* atomic: < PIPE_BUF */
+	(void)rc;
+}
+
 static void __attribute__((noreturn))
 child_fail(int report_fd, enum sn_helper_stage stage)
 {
-	struct child_failure f = { .stage = stage, .error = errno };
-	ssize_t rc;
+	struct child_report r = {
+		.kind = REPORT_FAILURE, .stage = stage, .error = errno,
+	};
 
-	rc = write(report_fd, &f, sizeof(f));
-	(void)rc;
+	write_report(report_fd, &r);
 	_exit(127);
 }
 
@@ -129,10 +150,177 @@ static int child_close_fds(int keep_fd)
 	return 0;
 }
 
+/*
+ * The supervisor.  killpg() alone cannot clean up after a helper whose
+ * descendant called setsid() or setpgid() (a daemonizing library, or the
+ * job's LD_PRELOAD): it leaves the group and, once the helper exits, is
+ * reparented to init, where slurmstepd's proctrack/linuxproc no longer
+ * sees it.  So the forked child stays as a supervisor: a child subreaper
+ * (prctl(2)), it inherits every orphaned descendant of the helper whatever
+ * its session or group, and kills and reaps them all when the helper has
+ * exited or must stop.  It runs as the job user (it only signals the
+ * user's own processes), is not dumpable (its memory is a copy of
+ * slurmstepd's), never executes anything, and reports the helper's wait
+ * status to the parent on the report pipe.
+ */
+
+static pid_t parent_pid_of(const char *stat, size_t len)
+{
+	const char *p = NULL;
+	size_t i;
+	long v = 0;
+
+	for (i = len; i > 0; i--) {
+		if (stat[i - 1] == ')') {
+			p = stat + i;
+			break;
+		}
+	}
+	/* ") S PPID ..." */
+	if (!p || (size_t)(stat + len - p) < 5 || p[0] != ' ' || p[2] != ' ')
+		return -1;
+	for (p += 3; p < stat + len && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return (pid_t)v;
+}
+
+/*
+ * SIGKILL to every child of this process, found in /proc (PPID field;
+ * /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN, not universal).
+ * No allocation: the parent of this process has threads.
+ */
+static void kill_children(pid_t self)
+{
+	char buf[4096], path[64], stat[512];
+	long n;
+	int dir;
+
+	dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	while ((n = getdents64(dir, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			const char *c;
+			ssize_t len;
+			long pid = 0;
+			int fd;
+
+			off += d->d_reclen;
+			for (c = d->d_name; *c >= '0' && *c <= '9'; c++)
+				pid = pid * 10 + (*c - '0');
+			if (*c || c == d->d_name || pid == self)
+				continue;
+			memcpy(path, "/proc/", 6);
+			memcpy(path + 6, d->d_name, (size_t)(c - d->d_name));
+			memcpy(path + 6 + (c - d->d_name), "/stat", 6);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			len = read(fd, stat, sizeof(stat));
+			close(fd);
+			/* A child stays ours until we reap it: no pid reuse. */
+			if (len > 0 && parent_pid_of(stat, (size_t)len) == self)
+				kill((pid_t)pid, SIGKILL);
+		}
+	}
+	close(dir);
+}
+
+/* Kills and reaps every descendant; records the helper's status if it is
+ * among them.  No child left means no descendant left: a subreaper
+ * inherits the children of each descendant that dies. */
+static void sweep(pid_t self, pid_t helper, int *helper_status,
+		  bool *helper_reaped)
+{
+	double until = now_ms() + SN_SWEEP_LIMIT_MS;
+	int status;
+	pid_t rc;
+
+	for (;;) {
+		rc = waitpid(-1, &status, WNOHANG);
+		if (rc > 0) {
+			if (rc == helper) {
+				*helper_status = status;
+				*helper_reaped = true;
+			}
+			continue;
+		}
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0 || now_ms() >= until)
+			return;		/* ECHILD: nothing left */
+		kill_children(self);
+		usleep(1000);
+	}
+}
+
 static void __attribute__((noreturn))
-child_run(const struct sn_helper_spec *spec, int out_fd, int err_fd,
+supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
 	  int report_fd)
 {
+	struct child_report r = { .kind = REPORT_STATUS };
+	double deadline = now_ms() + spec->timeout_ms + spec->kill_grace_ms;
+	double kill_at = 0;
+	bool reaped = false;
+	pid_t self = getpid();
+	sigset_t wake;
+	int status = 0;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGCHLD);
+	sigaddset(&wake, SIGTERM);
+	sigaddset(&wake, SIGINT);
+	sigaddset(&wake, SIGHUP);
+	/* slurmstepd gone (PR_SET_PDEATHSIG set before the fork): stop. */
+	if (getppid() != parent)
+		kill(self, SIGTERM);
+	while (!reaped) {
+		double now = now_ms(), next;
+		struct timespec ts;
+		pid_t rc;
+		int sig;
+
+		if (kill_at && now >= kill_at)
+			break;
+		if (!kill_at && now >= deadline) {
+			/* Our own deadline, should the parent not act. */
+			killpg(self, SIGTERM);
+			kill_at = now + spec->kill_grace_ms / 2.0;
+		}
+		next = kill_at ? kill_at : deadline;
+		if (next - now > SN_POLL_SLICE_MS)
+			next = now + SN_POLL_SLICE_MS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)((next - now) * 1e6) + 1;
+		sig = sigtimedwait(&wake, NULL, &ts);
+		if (sig > 0 && sig != SIGCHLD && !kill_at) {
+			/* The parent's deadline (it signalled our group) or
+			 * its death: the helper has half the grace period. */
+			killpg(self, SIGTERM);
+			kill_at = now_ms() + spec->kill_grace_ms / 2.0;
+		}
+		while ((rc = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (rc == helper) {
+				r.status = status;
+				reaped = true;
+			}
+		}
+	}
+	sweep(self, helper, &r.status, &reaped);
+	if (reaped)
+		write_report(report_fd, &r);
+	_exit(reaped ? 0 : 126);
+}
+
+static void __attribute__((noreturn))
+child_run(const struct sn_helper_spec *spec, pid_t parent, int out_fd,
+	  int err_fd, int report_fd)
+{
+	sigset_t wake;
+	pid_t helper;
 	int null_fd;
 
 	setpgid(0, 0);
@@ -151,8 +339,29 @@ child_run(const struct sn_helper_spec *spec, int out_fd, int err_fd,
 	if (child_close_fds(report_fd) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 
-	execve(spec->path, spec->argv, spec->envp);
-	child_fail(report_fd, SN_HELPER_STAGE_EXEC);
+	/* After the switch to the job user, which clears the parent-death
+	 * signal.  It follows the forking thread: slurmstepd calls user_init
+	 * from its main thread. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
+	prctl(PR_SET_DUMPABLE, 0);
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGCHLD);
+	sigaddset(&wake, SIGTERM);
+	sigaddset(&wake, SIGINT);
+	sigaddset(&wake, SIGHUP);
+	sigprocmask(SIG_BLOCK, &wake, NULL);
+
+	helper = fork();
+	if (helper < 0)
+		child_fail(report_fd, SN_HELPER_STAGE_FORK);
+	if (helper == 0) {
+		child_reset_signals();
+		execve(spec->path, spec->argv, spec->envp);
+		child_fail(report_fd, SN_HELPER_STAGE_EXEC);
+	}
+	supervise(spec, helper, parent, report_fd);
 }
 
 static void drain(int *fd, char *buf, size_t cap, size_t *len)
@@ -246,17 +455,35 @@ static void close_pair(int fds[2])
 	fds[0] = fds[1] = -1;
 }
 
-static void read_child_failure(int fd, struct sn_helper_outcome *out)
+/*
+ * At most two reports: the helper's start failure, then the supervisor's
+ * record of the helper's wait status (which replaces the supervisor's
+ * own).  Every writer has exited or executed (O_CLOEXEC) by now.
+ */
+static void read_child_reports(int fd, struct sn_helper_outcome *out)
 {
-	struct child_failure f;
-	ssize_t n;
+	struct child_report r;
+	int i;
 
-	do
-		n = read(fd, &f, sizeof(f));
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(f)) {
-		out->failed_stage = (enum sn_helper_stage)f.stage;
-		out->failed_errno = f.error;
+	for (i = 0; i < 2; i++) {
+		ssize_t n;
+
+		do
+			n = read(fd, &r, sizeof(r));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(r))
+			return;
+		if (r.kind == REPORT_FAILURE &&
+		    out->failed_stage == SN_HELPER_STAGE_NONE) {
+			out->failed_stage = (enum sn_helper_stage)r.stage;
+			out->failed_errno = r.error;
+		} else if (r.kind == REPORT_STATUS) {
+			out->exited = WIFEXITED(r.status);
+			out->exit_code = out->exited ?
+					 WEXITSTATUS(r.status) : 0;
+			out->signaled = WIFSIGNALED(r.status);
+			out->signal = out->signaled ? WTERMSIG(r.status) : 0;
+		}
 	}
 }
 
@@ -266,7 +493,7 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
 	int report_pipe[2] = { -1, -1 };
 	double start, deadline;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	memset(out, 0, sizeof(*out));
 	start = now_ms();
@@ -283,7 +510,8 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		goto fail;
 	}
 	if (pid == 0)
-		child_run(spec, out_pipe[1], err_pipe[1], report_pipe[1]);
+		child_run(spec, parent, out_pipe[1], err_pipe[1],
+			  report_pipe[1]);
 
 	setpgid(pid, pid);	/* both sides: no race with killpg below */
 	close(out_pipe[1]);
@@ -323,7 +551,7 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
 	drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len);
 	reap(pid, out);
-	read_child_failure(report_pipe[0], out);
+	read_child_reports(report_pipe[0], out);
 	out->elapsed_ms = now_ms() - start;
 	out->out[out->out_len] = '\0';
 	out->err[out->err_len] = '\0';

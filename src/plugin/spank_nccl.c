@@ -12,6 +12,19 @@
 
 SPANK_PLUGIN(spank_nccl, 1);
 
+#if defined(SLURM_VERSION_NUMBER) && \
+	SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+/*
+ * Slurm 25.05 reads this symbol (dlsym) to decide what a failing
+ * slurm_spank_init() in slurmstepd means: ESPANK_NODE_FAILURE (the default)
+ * drains the node, ESPANK_JOB_FAILURE fails only the job.  Our remote init
+ * never fails on purpose (broken plugstack arguments are reported per step),
+ * but should it ever fail, it is not evidence of a bad node: never drain.
+ * Not const: 25.05's spank.h declares it "extern int"; nothing writes it.
+ */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 /*
  * The one piece of mutable state allowed: option callbacks receive no
  * user pointer, so they find the context here.  Each process (srun,

@@ -27,13 +27,28 @@ struct warmup_run {
 	bool have_result;
 };
 
-static void node_name(spank_t sp, char *buf, size_t len)
+/*
+ * The host name slurmstepd inherited from slurmd.  Not SLURMD_NODENAME:
+ * in user_init the job environment holds whatever srun exported, so a
+ * user could make a failure (and the slurmd log) blame another node.
+ */
+static void node_name(char *buf, size_t len)
 {
-	if (sn_spank_getenv(sp, "SLURMD_NODENAME", buf, len) == 1 && buf[0])
-		return;
 	if (gethostname(buf, len) < 0)
 		snprintf(buf, len, "(unknown node)");
 	buf[len - 1] = '\0';
+}
+
+/*
+ * Control characters become '?' in what the user's side controls (the
+ * helper's output, CUDA_VISIBLE_DEVICES): a newline would forge a line
+ * in slurmd's log, an escape sequence would reach the admin's terminal.
+ */
+static void plain_text(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }
 
 /* No GPU bound to the step on this node: nothing to check. */
@@ -166,7 +181,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		    p->cfg.warmup_mode : p->warmup_req.mode;
 	if (run->mode == SN_WARMUP_MODE_OFF)
 		goto out;
-	node_name(sp, run->node, sizeof(run->node));
+	node_name(run->node, sizeof(run->node));
 	if (sn_spank_getenv(sp, "CUDA_VISIBLE_DEVICES", run->gpus,
 			    sizeof(run->gpus)) != 1 ||
 	    !step_has_gpus(run->gpus)) {
@@ -180,6 +195,13 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	    sn_warmup_result_parse(run->outcome.out, run->outcome.out_len,
 				   &run->result, &err) == 0)
 		run->have_result = true;
+	while (run->outcome.out_len &&
+	       (run->outcome.out[run->outcome.out_len - 1] == '\n' ||
+		run->outcome.out[run->outcome.out_len - 1] == '\r'))
+		run->outcome.out[--run->outcome.out_len] = '\0';
+	plain_text(run->gpus);
+	plain_text(run->outcome.out);
+	plain_text(run->result.summary);
 	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
@@ -198,6 +220,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto out;
 	}
 	describe_failure(p, run, message, sizeof(message));
+	plain_text(message);
 	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
 		sn_log_error("%s (warmup_policy=warn: the step runs anyway)",
 			     message);

@@ -23,6 +23,11 @@
 #   SN_PLUGSTACK_ARGS   extra plugstack.conf arguments for spank_nccl.so
 #   SN_CPUS             CPUs each node advertises (default 32)
 #   SN_USER             unprivileged job user created when root (sncuser)
+#   SN_SLURM_CONF_EXTRA lines appended to slurm.conf (e.g. Prolog=...)
+#   SN_INSTALLED=1      use the installed package (spank_nccl.so in Slurm's
+#                       plugin dir, LIBEXECDIR/nccl-warmup, the profile file
+#                       in /etc/slurm) instead of copies from SN_BUILD_DIR;
+#                       the fake libraries still come from SN_BUILD_DIR
 #
 # Facts relied on (docs: /work/shared/notes/slurm-test-cluster.md):
 # plugstack.conf is re-read by srun and slurmstepd at every launch, so the
@@ -40,6 +45,11 @@ SN_CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${SN_CPUS:=32}"
 : "${SN_USER:=sncuser}"
 : "${SN_USER_GROUP2:=sncextra}"
+: "${SN_SLURM_CONF_EXTRA:=}"
+: "${SN_INSTALLED:=0}"
+: "${SN_INSTALLED_PLUGIN:=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl.so}"
+: "${SN_INSTALLED_HELPER:=/usr/libexec/nccl-warmup}"
+: "${SN_INSTALLED_PROFILES:=/etc/slurm/nccl-profiles.conf}"
 : "${SN_PROFILES_SRC:=$SN_SRC_DIR/etc/nccl-profiles.conf}"
 
 # Ports and network derive from the cluster directory, so two clusters in
@@ -90,9 +100,29 @@ sn__netns_name() {
 }
 
 # Locations of what the harness copies into the cluster directory.
-sn_plugin_path() { echo "$SN_CLUSTER_DIR/lib/spank_nccl.so"; }
-sn_helper_path() { echo "$SN_CLUSTER_DIR/libexec/nccl-warmup"; }
-sn_profiles_path() { echo "$SN_CLUSTER_DIR/etc/nccl-profiles.conf"; }
+# With SN_INSTALLED=1 the plugin, helper and profile file are used where
+# the package installed them.
+sn_plugin_path() {
+	if [ "$SN_INSTALLED" = 1 ]; then
+		echo "$SN_INSTALLED_PLUGIN"
+	else
+		echo "$SN_CLUSTER_DIR/lib/spank_nccl.so"
+	fi
+}
+sn_helper_path() {
+	if [ "$SN_INSTALLED" = 1 ]; then
+		echo "$SN_INSTALLED_HELPER"
+	else
+		echo "$SN_CLUSTER_DIR/libexec/nccl-warmup"
+	fi
+}
+sn_profiles_path() {
+	if [ "$SN_INSTALLED" = 1 ]; then
+		echo "$SN_INSTALLED_PROFILES"
+	else
+		echo "$SN_CLUSTER_DIR/etc/nccl-profiles.conf"
+	fi
+}
 sn_fake_lib_dir() { echo "$SN_CLUSTER_DIR/fake/lib"; }
 sn_slurmd_log() { echo "$SN_CLUSTER_DIR/log/slurmd-${1:-n1}.log"; }
 sn_slurmctld_log() { echo "$SN_CLUSTER_DIR/log/slurmctld.log"; }
@@ -139,7 +169,15 @@ sn__install_file() {
 # fatal: the tests that need them fail with a clear message.
 sn_cluster_install_artifacts() {
 	local d=$SN_CLUSTER_DIR p fake
-	if [ "$SN_PLUGIN" = 1 ]; then
+	if [ "$SN_INSTALLED" = 1 ]; then
+		for p in "$SN_INSTALLED_PLUGIN" "$SN_INSTALLED_HELPER" \
+			 "$SN_INSTALLED_PROFILES"; do
+			[ -f "$p" ] || {
+				sn__die "SN_INSTALLED=1 but $p is not installed"
+				return 1
+			}
+		done
+	elif [ "$SN_PLUGIN" = 1 ]; then
 		p=$(sn__built_plugin)
 		[ -f "$p" ] || {
 			sn__die "plugin not built: $p (set SN_BUILD_DIR, run make)"
@@ -147,7 +185,9 @@ sn_cluster_install_artifacts() {
 		}
 		sn__install_file 0755 "$p" "$(sn_plugin_path)"
 	fi
-	if p=$(sn__built_helper); then
+	if [ "$SN_INSTALLED" = 1 ]; then
+		:
+	elif p=$(sn__built_helper); then
 		sn__install_file 0755 "$p" "$(sn_helper_path)"
 	else
 		sn__log "note: nccl-warmup not built in $SN_BUILD_DIR/src/warmup"
@@ -162,7 +202,9 @@ sn_cluster_install_artifacts() {
 	else
 		sn__log "note: fake CUDA/NCCL libraries not built (make check)"
 	fi
-	if [ -f "$SN_PROFILES_SRC" ]; then
+	if [ "$SN_INSTALLED" = 1 ]; then
+		:
+	elif [ -f "$SN_PROFILES_SRC" ]; then
 		sn__install_file 0644 "$SN_PROFILES_SRC" "$(sn_profiles_path)"
 	else
 		sn__log "note: profile file $SN_PROFILES_SRC missing"
@@ -259,6 +301,9 @@ InactiveLimit=0
 SlurmdTimeout=60
 MessageTimeout=10
 EOF
+	if [ -n "$SN_SLURM_CONF_EXTRA" ]; then
+		printf '%s\n' "$SN_SLURM_CONF_EXTRA" >>"$d/etc/slurm.conf"
+	fi
 	: >"$d/etc/gres.conf"
 	echo "AutoDetect=off" >>"$d/etc/gres.conf"
 	for ((i = 1; i <= SN_NODES; i++)); do

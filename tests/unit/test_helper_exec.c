@@ -166,6 +166,72 @@ static void grandchild_holding_stdout_does_not_block(void **state)
 	assert_true(out.elapsed_ms < 2000);
 }
 
+/* Reads the pid the script printed on its first line. */
+static pid_t first_pid(void)
+{
+	pid_t pid = (pid_t)atoi(out.out);
+
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void setsid_grandchild_does_not_survive(void **state)
+{
+	pid_t pid;
+
+	/* Own session and group, no descriptor of ours: killpg() misses it. */
+	assert_int_equal(run_sh("setsid sh -c 'echo $$; exec sleep 30' "
+				"</dev/null 2>/dev/null & sleep 0.2; exit 0",
+				5000), 0);
+	assert_true(out.exited);
+	assert_int_equal(out.exit_code, 0);
+	pid = first_pid();
+	/* Killed and reaped by the supervisor before sn_helper_run returned:
+	 * not even a zombie is left. */
+	assert_false(pid_alive(pid));
+	assert_true(out.elapsed_ms < 2000);
+}
+
+static void daemon_grandchild_does_not_survive(void **state)
+{
+	pid_t pid;
+
+	/* Double fork and setsid, the classic daemon(3). */
+	assert_int_equal(run_sh("setsid -f sh -c 'sh -c \"echo \\$\\$; "
+				"exec sleep 30\" & exit 0' </dev/null "
+				"2>/dev/null; sleep 0.2; exit 0", 5000), 0);
+	assert_true(out.exited);
+	pid = first_pid();
+	assert_false(pid_alive(pid));
+}
+
+static void helper_status_is_reported_through_supervisor(void **state)
+{
+	/* The supervisor relays the helper's own status, not its own. */
+	assert_int_equal(run_sh("sleep 30 & kill -s SEGV $$", 5000), 0);
+	assert_true(out.signaled);
+	assert_int_equal(out.signal, SIGSEGV);
+	assert_false(out.exited);
+	assert_int_equal(run_sh("setsid sleep 30 & exit 7", 5000), 0);
+	assert_true(out.exited);
+	assert_int_equal(out.exit_code, 7);
+}
+
+static void timeout_kills_setsid_grandchild(void **state)
+{
+	pid_t pid;
+
+	assert_int_equal(run_sh("setsid sh -c 'echo $$; exec sleep 30' "
+				"</dev/null 2>/dev/null & exec sleep 30", 300),
+			 0);
+	assert_true(out.timed_out);
+	pid = first_pid();
+	assert_false(pid_alive(pid));
+	assert_true(out.elapsed_ms < 1500);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);	/* no zombie */
+	assert_int_equal(errno, ECHILD);
+}
+
 static void missing_executable_reports_exec_stage(void **state)
 {
 	char *argv[] = { "/nonexistent/nccl-warmup", NULL };
@@ -255,6 +321,10 @@ int main(void)
 		cmocka_unit_test(timeout_sigterm_suffices_for_polite_helper),
 		cmocka_unit_test(grandchild_does_not_survive),
 		cmocka_unit_test(grandchild_holding_stdout_does_not_block),
+		cmocka_unit_test(setsid_grandchild_does_not_survive),
+		cmocka_unit_test(daemon_grandchild_does_not_survive),
+		cmocka_unit_test(helper_status_is_reported_through_supervisor),
+		cmocka_unit_test(timeout_kills_setsid_grandchild),
 		cmocka_unit_test(missing_executable_reports_exec_stage),
 		cmocka_unit_test(large_output_is_bounded),
 		cmocka_unit_test(drops_to_job_user_completely),

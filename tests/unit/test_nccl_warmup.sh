@@ -249,7 +249,9 @@ if [ -z "$bw" ] || [ "$bw" -lt 10 ] || [ "$bw" -gt 30 ]; then
 	fail "busbw $bw, expected about 20"
 fi
 
-run bw-ok FAKE_NCCL_BUSBW_GBPS=300 -- --json --mode bandwidth --bytes 64M --min-busbw 100
+# Floor 10x below the fake target: a busy 2-core machine stretches the
+# fake sleeps, and this case is about passing a floor, not the figure.
+run bw-ok FAKE_NCCL_BUSBW_GBPS=300 -- --json --mode bandwidth --bytes 64M --min-busbw 30
 expect_rc 0; ok_json
 expect_err "busbw "
 expect_err "(64M all-reduce)"

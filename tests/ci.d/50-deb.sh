@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Packaging, as root on Debian 12: builds the .deb from `make dist`'s
+# tarball with dpkg-buildpackage, checks what it installs where, lints the
+# RPM spec, installs the .deb, enables it with the package's own
+# plugstack.conf.d line, runs the integration tests against the INSTALLED
+# plugin, helper, Prolog and profile file, and purges the package.
+#
+# TAP on stdout (plan at the end); details of failures as TAP comments.
+# Always exits 0: tests/run-all.sh counts the TAP lines.
+#
+#   SN_BUILD_DIR     configured build tree (make dist runs there)
+#   DEB_BUILD_OPTIONS=nocheck   passed on: skips `make check` in the build
+set -uo pipefail
+
+src=${SN_SRC_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+build=${SN_BUILD_DIR:-$src/_build}
+work=$(mktemp -d /tmp/spank-nccl-deb.XXXXXX)
+pkg=spank-nccl
+n=0
+installed=0
+conf_backup=
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() {
+	n=$((n + 1))
+	echo "not ok $n - $1"
+	[ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/# /'
+}
+check() {	# check DESCRIPTION COMMAND...: one TAP line for COMMAND
+	local what=$1 out
+	shift
+	if out=$("$@" 2>&1); then ok "$what"; else not_ok "$what" "$out"; fi
+}
+finish() {
+	if [ "$installed" = 1 ]; then
+		if out=$(dpkg -P "$pkg" 2>&1) &&
+		   ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q installed; then
+			ok "dpkg -P $pkg leaves nothing installed"
+		else
+			not_ok "dpkg -P $pkg" "$out"
+		fi
+		# dpkg -P removed the package's conffile; put back what was
+		# there before (never on a clean CI machine).
+		if [ -n "$conf_backup" ]; then
+			cp -p "$conf_backup" /etc/slurm/nccl-profiles.conf
+		fi
+	fi
+	rm -rf "$work"
+	echo "1..$n"
+	exit 0
+}
+trap finish EXIT
+
+if [ "$(id -u)" -ne 0 ]; then
+	not_ok "packaging tests run as root" "run as root (dpkg -i, test cluster)"
+	exit 0
+fi
+missing=
+for t in dpkg-buildpackage dh rpmlint rpmspec bats; do
+	command -v "$t" >/dev/null || missing="$missing $t"
+done
+if [ -n "$missing" ]; then
+	not_ok "packaging tools present" "missing:$missing (bash tests/install-deps.sh)"
+	exit 0
+fi
+ok "packaging tools present"
+
+# ---- build the .deb from the release tarball --------------------------
+if out=$(make -C "$build" dist 2>&1); then
+	ok "make dist"
+else
+	not_ok "make dist" "$(tail -n 20 <<<"$out")"
+	exit 0
+fi
+tarball=$(ls -t "$build"/"$pkg"-*.tar.xz | head -n1)
+tar -C "$work" -xf "$tarball" || { not_ok "unpack $tarball"; exit 0; }
+tree=$(ls -d "$work/$pkg"-*/ | head -n1)
+t0=$(date +%s)
+if (cd "$tree" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1; then
+	ok "dpkg-buildpackage -us -uc -b ($(($(date +%s) - t0)) s${DEB_BUILD_OPTIONS:+, DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS})"
+else
+	not_ok "dpkg-buildpackage -us -uc -b" "$(tail -n 40 "$work/build.log")"
+	exit 0
+fi
+deb=$(ls "$work"/"$pkg"_*.deb 2>/dev/null | head -n1)
+[ -n "$deb" ] || { not_ok "a .deb was built" "$(ls "$work")"; exit 0; }
+ok "built $(basename "$deb")"
+if [[ ${DEB_BUILD_OPTIONS:-} != *nocheck* ]]; then
+	check "the package build ran the unit tests" \
+		grep -qE '^# PASS: +[1-9]' "$work/build.log"
+fi
+
+# ---- what the .deb contains --------------------------------------------
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+plugin=/usr/lib/$ma/slurm-wlm/spank_nccl.so
+contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\.||')
+has() { grep -qxF "$1" <<<"$contents" || { echo "$1 not in the package"; return 1; }; }
+check "plugin in Slurm's plugin directory: $plugin" has "$plugin"
+if [ -e /usr/local/cuda/include/cuda_runtime_api.h ]; then
+	check "helper in libexec: /usr/libexec/nccl-warmup" has /usr/libexec/nccl-warmup
+else
+	not_ok "helper in libexec" "no CUDA in /usr/local/cuda: nccl-warmup cannot be built"
+fi
+check "Prolog in libexec: /usr/libexec/nccl-warmup-prolog" has /usr/libexec/nccl-warmup-prolog
+check "profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-profiles.conf
+conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
+check "/etc/slurm/nccl-profiles.conf is a conffile" \
+	grep -qxF /etc/slurm/nccl-profiles.conf <<<"$conffiles"
+for m in man1/nccl-warmup.1.gz man5/nccl-profiles.conf.5.gz \
+	 man8/spank-nccl.8.gz man8/nccl-warmup-prolog.8.gz; do
+	check "man page /usr/share/man/$m" has "/usr/share/man/$m"
+done
+snippet=/usr/share/spank-nccl/plugstack.conf.d/spank-nccl.conf
+check "plugstack.conf.d snippet $snippet" has "$snippet"
+# dh_compress gzips documents over 4 KiB.
+check "admin guide in /usr/share/doc/$pkg" \
+	grep -qE "^/usr/share/doc/$pkg/admin-guide\.md(\.gz)?\$" <<<"$contents"
+depends=$(dpkg-deb -f "$deb" Depends)
+slurmlib=$(dpkg-query -S "$(readlink -f "/usr/lib/$ma/libslurm.so")" | cut -d: -f1)
+check "Depends names the Slurm ABI it was built for ($slurmlib): $depends" \
+	grep -qw "$slurmlib" <<<"$depends"
+check "the plugin links no CUDA/NCCL library" \
+	sh -c "dpkg-deb -x '$deb' '$work/root' && ! readelf -d '$work/root$plugin' | grep -E 'NEEDED.*(cudart|libnccl)'"
+
+# ---- RPM spec ----------------------------------------------------------
+spec=$src/packaging/rpm/spank-nccl.spec
+out=$(rpmlint -r "$src/packaging/rpm/spank-nccl.rpmlintrc" "$spec" 2>&1)
+if grep -q ' 0 errors, 0 warnings' <<<"$out"; then
+	ok "rpmlint packaging/rpm/spank-nccl.spec: no errors or warnings"
+else
+	not_ok "rpmlint packaging/rpm/spank-nccl.spec" "$out"
+fi
+version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$src/configure.ac")
+check "spec Version matches configure.ac ($version)" \
+	grep -qE "^Version: +$version\$" "$spec"
+check "debian/changelog version matches configure.ac ($version)" \
+	grep -q "^$pkg ($version-" "$src/debian/changelog"
+
+# ---- install, enable with the package's line, test ---------------------
+if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
+	not_ok "$pkg not installed before the test" "purge it first (dpkg -P $pkg)"
+	exit 0
+fi
+if [ -e /etc/slurm/nccl-profiles.conf ]; then
+	conf_backup=$work/nccl-profiles.conf.before
+	cp -p /etc/slurm/nccl-profiles.conf "$conf_backup"
+fi
+if out=$(dpkg -i --force-confnew "$deb" 2>&1 </dev/null); then
+	installed=1
+	ok "dpkg -i $(basename "$deb")"
+else
+	installed=1
+	not_ok "dpkg -i $(basename "$deb")" "$out"
+	exit 0
+fi
+check "installed plugin loads in srun's process (dlopen)" \
+	test -f "$plugin"
+
+export SN_INSTALLED=1 SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
+export SN_CLUSTER_DIR=/tmp/spank-nccl-cluster-deb
+# shellcheck source=../cluster/cluster.sh
+source "$src/tests/cluster/cluster.sh"
+
+# The admin's procedure: plugstack.conf includes a plugstack.conf.d where
+# the package's snippet is linked.
+enable_test() {
+	local d=$SN_CLUSTER_DIR/etc
+	mkdir -p "$d/plugstack.conf.d"
+	ln -sfn "$snippet" "$d/plugstack.conf.d/spank-nccl.conf"
+	echo "include $d/plugstack.conf.d/*.conf" >"$d/plugstack.conf"
+	(cd "$SN_CLUSTER_DIR/tmp" &&
+	 sn_timeout srun --nccl-profile=list </dev/null | grep -q quiet-logs &&
+	 [ "$(sn_timeout srun -n1 --nccl-profile=quiet-logs printenv NCCL_DEBUG </dev/null)" = WARN ])
+}
+if out=$(sn_cluster_start 2>&1); then
+	check "the package's plugstack.conf.d line enables the installed plugin" enable_test
+else
+	not_ok "test cluster with the installed package" "$out"
+fi
+sn_cluster_stop >/dev/null 2>&1
+
+# Each bats file starts its own cluster (SN_INSTALLED=1: the installed
+# plugin, helper, profile file and Prolog; fake GPUs from the build tree).
+for f in profiles warmup prolog; do
+	tap=$work/$f.tap
+	(cd "$src" && bats --tap "tests/integration/$f.bats") >"$tap" 2>&1
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | head -n1)
+	ran=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			ran=$((ran + 1))
+			status=${line%% [0-9]*}
+			rest=${line#"$status "}
+			rest=${rest#* }
+			n=$((n + 1))
+			echo "$status $n - installed package: $f.bats: $rest"
+			;;
+		"#"*) echo "$line" ;;
+		esac
+	done <"$tap"
+	if [ -z "$plan" ] || [ "$ran" -lt "$plan" ]; then
+		not_ok "installed package: $f.bats ran all its tests (${ran}/${plan:-?})" \
+			"$(tail -n 20 "$tap")"
+	fi
+done

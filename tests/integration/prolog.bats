@@ -1,0 +1,228 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# Prolog mode: nccl-warmup-prolog as slurm.conf's Prolog= on a one-node
+# cluster with four fake GPUs.  A failing check drains the node with a
+# Reason naming spank-nccl and the failure and requeues the job; a passing
+# check costs the job only the check; jobs without GPUs are not checked.
+#
+# slurm.conf points Prolog= at a small wrapper in the cluster directory
+# (slurmd gives a Prolog no way to pass arguments): it runs the script
+# with NCCL_WARMUP_PROLOG_CONF set to a per-test configuration, which
+# exports the fake libraries' LD_LIBRARY_PATH and FAKE_* fault, or exits 0
+# at once when "prolog.off" exists (the baseline of the timing test).
+# SN_INSTALLED=1 tests the packaged script in /usr/libexec.
+
+load common
+
+prolog_wrapper() { echo "$SN_CLUSTER_DIR/etc/prolog"; }
+prolog_conf() { echo "$SN_CLUSTER_DIR/etc/nccl-warmup-prolog.conf"; }
+prolog_off() { echo "$SN_CLUSTER_DIR/etc/prolog.off"; }
+
+prolog_script() {
+	if [ "$SN_INSTALLED" = 1 ]; then
+		echo /usr/libexec/nccl-warmup-prolog
+	else
+		echo "$SN_CLUSTER_DIR/libexec/nccl-warmup-prolog"
+	fi
+}
+
+setup_file() {
+	export SN_SLURM_CONF_EXTRA="Prolog=$SN_CLUSTER_DIR/etc/prolog"
+	sn_file_setup || return 1
+	if [ "$SN_INSTALLED" != 1 ]; then
+		sn__install_file 0755 "$SN_BUILD_DIR/scripts/nccl-warmup-prolog" \
+			"$(prolog_script)" || return 1
+	fi
+	cat >"$(prolog_wrapper)" <<W
+#!/bin/sh
+[ -e '$(prolog_off)' ] && exit 0
+NCCL_WARMUP_PROLOG_CONF='$(prolog_conf)' exec '$(prolog_script)'
+W
+	chmod 0755 "$(prolog_wrapper)"
+}
+
+teardown_file() { sn_file_teardown; }
+
+setup() {
+	sn_test_setup
+	sn_require_warmup
+	sn_require_file "$(prolog_script)" "nccl-warmup-prolog not built" ||
+		return 1
+	rm -f "$(prolog_off)"
+	SN_FAKE_LOG="$SN_CLUSTER_DIR/tmp/fake-cuda-$BATS_TEST_NUMBER.log"
+	rm -f "$SN_FAKE_LOG"
+	MARKER="$SN_CLUSTER_DIR/tmp/ran-$BATS_TEST_NUMBER"
+	rm -f "$MARKER"
+}
+
+# A failed test must not leave the node drained or a job held for the next.
+teardown() {
+	local ids
+	ids=$(sn_timeout squeue -h -o %i 2>/dev/null)
+	if [ -n "$ids" ]; then
+		# shellcheck disable=SC2086
+		sn_timeout scancel $ids 2>/dev/null
+		for id in $ids; do sn_wait_job "$id"; done
+	fi
+	sn_timeout scontrol update nodename=n1 state=resume 2>/dev/null
+	sn__wait_for 100 sh -c 'sinfo -h -N -o %T -n n1 | grep -qx idle'
+}
+
+# Writes the Prolog's configuration: the helper, MODE, and the fake GPUs'
+# fault (FAKE_* assignments), e.g. write_conf check FAKE_CUDA_BUSIDS=...
+write_conf() {
+	local mode=$1 v
+	shift
+	{
+		echo "HELPER=$(sn_helper_path)"
+		echo "MODE=$mode"
+		echo "TIMEOUT=20"
+		echo "export LD_LIBRARY_PATH=$(sn_fake_lib_dir)"
+		echo "export FAKE_CUDA_LOG=$SN_FAKE_LOG"
+		for v in "$@"; do
+			echo "export $v"
+		done
+	} >"$(prolog_conf)"
+	chmod 0644 "$(prolog_conf)"
+}
+
+DUPLICATE=FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
+
+node_reason() {
+	sn_timeout scontrol show node n1 | sed -n 's/^ *Reason=//p'
+}
+
+node_state() {
+	sinfo -h -N -o %T -n n1
+}
+
+# Waits until the node is drained (the Prolog's failure reached slurmctld).
+wait_drained() {
+	sn__wait_for 100 sh -c 'sinfo -h -N -o %T -n n1 | grep -q drain'
+}
+
+@test "prolog passes: job runs on its GPUs, checked once, node stays up" {
+	write_conf check
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(sn_fake_loads)" -eq 1 ] ||
+		sn_fail "the check ran $(sn_fake_loads) times, expected 1"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+}
+
+@test "prolog: a job without GPUs is not checked" {
+	write_conf check "$DUPLICATE"
+	run --separate-stderr sn_srun -n1 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "the check ran without GPUs"
+}
+
+@test "prolog: only the job's GPUs are checked (GPU 0 alone is fine)" {
+	# GPUs 0 and 1 share a bus ID; a one-GPU job gets GPU 0 only.
+	write_conf check "$DUPLICATE"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the check did not run"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+}
+
+@test "prolog fails (duplicate bus ID): node drained with the failure, batch job requeued" {
+	local out id job reason
+	write_conf check "$DUPLICATE"
+	out=$(sn_sbatch --parsable --gres=gpu:2 -o /dev/null \
+		--wrap "touch $MARKER") || sn_fail "sbatch failed"
+	id=${out%%;*}
+	wait_drained || sn_fail "node not drained: $(node_state)"
+	reason=$(node_reason)
+	echo "# Reason=$reason" >&3
+	[[ $reason == "spank-nccl: "* ]] || sn_fail "Reason: $reason"
+	[[ $reason == *"duplicate PCI bus ID"* ]] || sn_fail "Reason: $reason"
+	[[ $reason == *"0000:01:00.0"* ]] || sn_fail "Reason: $reason"
+	# Requeued, not run: pending again (held) with a restart counted.
+	sn__wait_for 100 sh -c "scontrol show job $id | grep -q 'Restarts=1'" ||
+		sn_fail "job $id not requeued: $(scontrol show job "$id")"
+	job=$(sn_timeout scontrol show job "$id")
+	echo "# $(grep -o 'JobState=[A-Z_]* Reason=[^ ]*' <<<"$job")" >&3
+	grep -q 'JobState=PENDING' <<<"$job" || sn_fail "job: $job"
+	[ ! -e "$MARKER" ] || sn_fail "the job ran on the bad node"
+}
+
+@test "prolog fails (NCCL init, comm mode): srun fails, Reason names NCCL" {
+	local reason
+	write_conf comm FAKE_NCCL_FAIL=init
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_failed
+	[ ! -e "$MARKER" ] || sn_fail "the job ran on the bad node"
+	wait_drained || sn_fail "node not drained: $(node_state)"
+	reason=$(node_reason)
+	echo "# Reason=$reason" >&3
+	[[ $reason == "spank-nccl: "* ]] || sn_fail "Reason: $reason"
+	[[ $reason == *NCCL* || $reason == *nccl* ]] || sn_fail "Reason: $reason"
+}
+
+@test "prolog: a bad setting drains with a Reason naming it" {
+	local reason
+	write_conf check
+	echo "MODE=fast" >>"$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
+	sn_assert_failed
+	wait_drained || sn_fail "node not drained: $(node_state)"
+	reason=$(node_reason)
+	[[ $reason == "spank-nccl: "*"MODE=fast"* ]] || sn_fail "Reason: $reason"
+}
+
+@test "prolog: a group-writable configuration is refused" {
+	local reason
+	write_conf check
+	chmod 0664 "$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
+	sn_assert_failed
+	wait_drained || sn_fail "node not drained: $(node_state)"
+	reason=$(node_reason)
+	[[ $reason == "spank-nccl: "*"not writable by group"* ]] ||
+		sn_fail "Reason: $reason"
+}
+
+median_ms() {
+	sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
+}
+
+# Milliseconds of N runs of "srun -n1 --gres=gpu:2 true", one per line.
+time_sruns() {
+	local n=$1 i t0 t1
+	for ((i = 0; i < n; i++)); do
+		t0=$(date +%s%N)
+		sn_srun -n1 --gres=gpu:2 true >/dev/null 2>&1 || return 1
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000))
+	done
+}
+
+@test "prolog: a passing check costs the job only the check itself" {
+	local n=11 i base with check t0 t1 delta
+	write_conf check
+	# The check's own cost: the script as slurmd runs it, by hand.
+	check=$(for ((i = 0; i < n; i++)); do
+		t0=$(date +%s%N)
+		env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
+			NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+			"$(prolog_script)" || exit 1
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000))
+	done | median_ms) || sn_fail "the check failed when run by hand"
+	touch "$(prolog_off)"
+	time_sruns 2 >/dev/null
+	base=$(time_sruns "$n" | median_ms) || sn_fail "srun failed"
+	rm -f "$(prolog_off)"
+	with=$(time_sruns "$n" | median_ms) || sn_fail "srun failed"
+	delta=$((with - base))
+	echo "# srun -n1 --gres=gpu:2 true, median of $n: without check ${base} ms, with check ${with} ms, delta ${delta} ms; the check alone ${check} ms" >&3
+	# Nothing beyond the check: the delta stays within the check's own time
+	# plus scheduling noise (25 ms or 20 %).
+	[ "$delta" -le $((check + 25 + check / 5)) ] ||
+		sn_fail "delta ${delta} ms exceeds the check's ${check} ms"
+}
