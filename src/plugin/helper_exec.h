@@ -11,9 +11,15 @@
  * effective and saved gid, then uid set to the job user's (in user_init
  * the real uid is still 0, so seteuid alone would let it regain root).
  *
+ * The child then stays as the helper's supervisor (a child subreaper, not
+ * dumpable, never executing anything) and forks the helper: when the
+ * helper exits or must stop, it kills and reaps every descendant, even
+ * one that left the process group with setsid(), and reports the
+ * helper's wait status on a pipe.
+ *
  * The parent: reads the output while waiting; at the deadline SIGTERM,
  * then SIGKILL, to the whole process group; always reaps; kills whatever
- * is left in the group (a grandchild) before reaping the child.
+ * is left in the group before reaping the supervisor.
  */
 #ifndef SN_HELPER_EXEC_H
 #define SN_HELPER_EXEC_H

@@ -54,7 +54,7 @@ for p in $progs; do
 		echo "ok $n - valgrind $name"
 	else
 		echo "not ok $n - valgrind $name: exit $rc, $errors memcheck reports"
-		grep -E '^==[0-9]+==|FAILED|ERROR' "$log" | head -n 25 | sed 's/^/#   /'
+		grep -E "^==[0-9]+==|FAILED|ERROR" "$log" | cut -c1-200 | head -n 25 | sed 's/^/#   /'
 	fi
 done
 exit 0
