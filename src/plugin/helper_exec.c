@@ -545,8 +545,15 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 			break;
 	}
 	if (out->timed_out) {
+		/*
+		 * The supervisor escalates to SIGKILL itself and reaps what it
+		 * killed: give it the grace period and its sweep before the
+		 * last-resort SIGKILL, or a helper wedged in the GPU driver is
+		 * orphaned, still dying, when user_init returns.
+		 */
 		killpg(pid, SIGTERM);
-		wait_for_exit(pid, now_ms() + spec->kill_grace_ms);
+		wait_for_exit(pid, now_ms() + spec->kill_grace_ms +
+				   SN_SWEEP_LIMIT_MS);
 	}
 	drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
 	drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len);
