@@ -63,22 +63,20 @@ max_len() {
 }
 
 build_all() {
-	local cflags objs=() f o
-	cflags="-g -O1 -std=gnu11 -D_GNU_SOURCE -I$src/src/core -I$src/fuzz
-		-fno-omit-frame-pointer -fno-sanitize-recover=all
-		-DSYSCONFDIR=\"/etc/slurm\" -DLIBEXECDIR=\"/usr/libexec\""
+	local objs=() f o
+	local cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -I"$src/src/core"
+		-I"$src/fuzz" -fno-omit-frame-pointer -fno-sanitize-recover=all
+		'-DSYSCONFDIR="/etc/slurm"' '-DLIBEXECDIR="/usr/libexec"')
 	mkdir -p "$build/obj" || return 1
 	# The core once, instrumented; each harness links it with libFuzzer.
 	for f in "$src"/src/core/*.c; do
 		o="$build/obj/$(basename "$f" .c).o"
-		# shellcheck disable=SC2086
-		$cc $cflags -fsanitize=fuzzer-no-link,address,undefined \
+		"$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
 			-c "$f" -o "$o" || return 1
 		objs+=("$o")
 	done
 	for h in "${harnesses[@]}"; do
-		# shellcheck disable=SC2086
-		$cc $cflags -fsanitize=fuzzer,address,undefined \
+		"$cc" "${cflags[@]}" -fsanitize=fuzzer,address,undefined \
 			"$src/fuzz/fuzz_$h.c" "${objs[@]}" \
 			-o "$build/fuzz_$h" || return 1
 	done
@@ -174,7 +172,8 @@ for h in "${harnesses[@]}"; do
 	ok=1
 	if [ "$crashes" -ne 0 ]; then
 		ok=0
-		line="$line ($(ls "$build/$h/artifacts" | head -n3 | paste -sd' ' -))"
+		line="$line ($(find "$build/$h/artifacts" -type f -printf '%f\n' |
+			head -n3 | paste -sd' ' -))"
 	elif [ "$execs" -eq 0 ]; then
 		ok=0
 		line="$line (harness did not run: $build/$h/log)"

@@ -647,13 +647,7 @@ int sn_profile_set_parse(struct sn_profile_set *set, const char *text,
 		size_t n = strcspn(cursor, "\n");
 
 		p.line++;
-		/* Not strndup: ASan's interceptor measures the whole rest of
-		 * TEXT on every call, quadratic on a file of many lines. */
-		line = malloc(n + 1);
-		if (line) {
-			memcpy(line, cursor, n);
-			line[n] = '\0';
-		}
+		line = strndup(cursor, n);
 		if (!line) {
 			oom(&p);
 			goto fail;
