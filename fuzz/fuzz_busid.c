@@ -16,17 +16,6 @@
 
 #define MAX_GPUS 64
 
-static bool same(const struct sn_gpu_identity *x,
-		 const struct sn_gpu_identity *y)
-{
-	struct sn_pci_busid a, b;
-
-	if (sn_busid_parse(x->busid, &a) == 0 &&
-	    sn_busid_parse(y->busid, &b) == 0)
-		return sn_busid_equal(&a, &b);
-	return strcasecmp(x->busid, y->busid) == 0;
-}
-
 static void check_one(const char *text)
 {
 	struct sn_pci_busid id, again;
@@ -66,13 +55,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dup = sn_busid_find_duplicate(gpus, n, &a, &b);
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++)
-			if (same(&gpus[i], &gpus[j]) &&
+			if (sn_gpu_same_busid(&gpus[i], &gpus[j]) &&
 			    !(gpus[i].mig && gpus[j].mig))
 				expect = true;
 	FUZZ_CHECK(dup == expect);
 	if (dup) {
 		FUZZ_CHECK(a < b && b < n);
-		FUZZ_CHECK(same(&gpus[a], &gpus[b]));
+		FUZZ_CHECK(sn_gpu_same_busid(&gpus[a], &gpus[b]));
 		FUZZ_CHECK(!(gpus[a].mig && gpus[b].mig));
 	}
 	for (i = 0; i < n; i++)

@@ -57,7 +57,7 @@ bool sn_busid_equal(const struct sn_pci_busid *a, const struct sn_pci_busid *b)
 	       a->device == b->device && a->function == b->function;
 }
 
-static bool same_busid(const struct sn_gpu_identity *x,
+bool sn_gpu_same_busid(const struct sn_gpu_identity *x,
 		       const struct sn_gpu_identity *y)
 {
 	struct sn_pci_busid a, b;
@@ -73,7 +73,7 @@ bool sn_busid_find_duplicate(const struct sn_gpu_identity *gpus, size_t n,
 {
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = i + 1; j < n; j++) {
-			if (!same_busid(&gpus[i], &gpus[j]))
+			if (!sn_gpu_same_busid(&gpus[i], &gpus[j]))
 				continue;
 			/* Instances of one MIG-partitioned GPU share its bus
 			 * ID by design; anything else sharing one is a fault. */

@@ -28,6 +28,10 @@ struct sn_gpu_identity {
 int sn_busid_parse(const char *text, struct sn_pci_busid *out);
 bool sn_busid_equal(const struct sn_pci_busid *a, const struct sn_pci_busid *b);
 
+/* Same full bus ID (parsed; as case-insensitive text if unparseable). */
+bool sn_gpu_same_busid(const struct sn_gpu_identity *x,
+		       const struct sn_gpu_identity *y);
+
 /*
  * Finds the first pair of GPUs with the same full bus ID that is a fault.
  * MIG instances of one parent legitimately share the bus ID and are not
