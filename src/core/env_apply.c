@@ -325,6 +325,17 @@ int sn_plan_apply(const struct sn_plan *plan, struct sn_env *env,
 	}
 	if (write_all(&a, report) < 0)
 		goto out;
+	for (i = 0; i < a.n; i++) {
+		struct change *c = &a.changes[i];
+
+		/* Only a record for later steps: losing it is not fatal. */
+		if (changed(c) &&
+		    sn_applied_add(&report->written, c->var, c->old, c->now) < 0) {
+			sn_applied_free(&report->written);
+			report->written_lost = true;
+			break;
+		}
+	}
 	report->notices = a.notices;
 	report->n_notices = a.n_notices;
 	a.notices = NULL;
@@ -341,6 +352,7 @@ void sn_apply_report_free(struct sn_apply_report *report)
 	if (!report)
 		return;
 	free(report->notices);
+	sn_applied_free(&report->written);
 	memset(report, 0, sizeof(*report));
 }
 

@@ -15,8 +15,10 @@
 #ifndef SN_ENV_APPLY_H
 #define SN_ENV_APPLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "applied.h"
 #include "envlist.h"
 #include "error.h"
 #include "resolve.h"
@@ -40,6 +42,8 @@ struct sn_apply_report {
 	size_t n_unset;		/* variables removed */
 	struct sn_notice *notices;
 	size_t n_notices;
+	struct sn_applied written;	/* each variable written: before, after */
+	bool written_lost;		/* too many, or out of memory */
 };
 
 int sn_plan_apply(const struct sn_plan *plan, struct sn_env *env,

@@ -102,72 +102,19 @@ static int revert_inherited(struct sn_env *env)
 	return rc;
 }
 
-/* Values of the plan's variables, as NULL (unset) or malloc'd strings. */
-static char **snapshot(const struct sn_plan *plan, struct sn_env *env)
-{
-	char **values = calloc(plan->n_ops + 1, sizeof(*values));
-	char *buf = malloc(SN_VALUE_MAX);
-	size_t i;
-
-	if (!values || !buf) {
-		free(values);
-		free(buf);
-		return NULL;
-	}
-	for (i = 0; i < plan->n_ops; i++)
-		if (env->get(env->ctx, plan->ops[i].var, buf, SN_VALUE_MAX) == 1)
-			values[i] = strdup(buf);
-	free(buf);
-	return values;
-}
-
-static void free_snapshot(char **values, size_t n)
-{
-	size_t i;
-
-	if (!values)
-		return;
-	for (i = 0; i < n; i++)
-		free(values[i]);
-	free(values);
-}
-
-static bool same_value(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
 /* Leaves a record of this step's changes for the steps it starts. */
-static int record_changes(const struct sn_plan *plan, char **before,
-			  struct sn_env *env)
+static int record_changes(const struct sn_applied *written, struct sn_env *env)
 {
-	char **after = snapshot(plan, env);
-	struct sn_applied record = { 0 };
-	char *text = NULL;
-	size_t i, j;
-	int rc = -1;
+	char *text;
+	int rc;
 
-	if (!after)
-		return -1;
-	for (i = 0; i < plan->n_ops; i++) {
-		bool seen = false;
-
-		for (j = 0; j < i; j++)
-			seen |= !strcmp(plan->ops[j].var, plan->ops[i].var);
-		if (seen || same_value(before[i], after[i]))
-			continue;
-		if (sn_applied_add(&record, plan->ops[i].var, before[i],
-				   after[i]) < 0)
-			goto out;
-	}
-	text = sn_applied_encode(&record);
+	if (!written->n)
+		return 0;
+	text = sn_applied_encode(written);
 	if (!text)
-		goto out;
-	rc = record.n ? env->set(env->ctx, SN_ENV_APPLIED, text) : 0;
-out:
+		return -1;
+	rc = env->set(env->ctx, SN_ENV_APPLIED, text);
 	free(text);
-	sn_applied_free(&record);
-	free_snapshot(after, plan->n_ops);
 	return rc;
 }
 
@@ -183,7 +130,6 @@ int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 	struct sn_apply_report report = { 0 };
 	bool first_node = ids->node_id == 0;
 	struct sn_error err;
-	char **before;
 	int rc = 0;
 
 	if (revert_inherited(&env) < 0) {
@@ -192,21 +138,14 @@ int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 	}
 	if (!p->have_plan)
 		return 0;	/* --nccl-profile=none */
-	before = snapshot(&p->plan, &env);
-	if (!before) {
-		sn_log_error("out of memory");
-		return -1;
-	}
 	if (sn_plan_apply(&p->plan, &env, &report, &err) < 0) {
 		sn_log_error("profiles %s not applied: %s", p->plan.names,
 			     err.msg);
-		free_snapshot(before, p->plan.n_ops);
 		return -1;
 	}
-	if (record_changes(&p->plan, before, &env) < 0)
+	if (report.written_lost || record_changes(&report.written, &env) < 0)
 		sn_log_info("could not record the changes in %s; later steps may see them as the user's",
 			    SN_ENV_APPLIED);
-	free_snapshot(before, p->plan.n_ops);
 	sn_log_info("job %u step %u: profiles %s applied (%zu set, %zu unset, %zu notices)",
 		    ids->job_id, ids->step_id, p->plan.names, report.n_set,
 		    report.n_unset, report.n_notices);

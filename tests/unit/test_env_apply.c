@@ -157,6 +157,40 @@ static void test_notice_fields(void **state)
 	planned_free(&p);
 }
 
+/* The report lists exactly what was written, for SPANK_NCCL_APPLIED. */
+static void test_written_record(void **state)
+{
+	struct planned p;
+	struct fake_env env;
+	struct sn_apply_report report;
+	struct sn_error err = { "" };
+	char *initial[] = { "NCCL_ALGO=Ring", "PYTORCH_CUDA_ALLOC_CONF=a:1",
+			    "NCCL_DEBUG=INFO", NULL };
+
+	plan_from(&p, "set NCCL_ALGO=Tree\n"
+		      "merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\n"
+		      "set NCCL_CUMEM_ENABLE=0\n"
+		      "force unset NCCL_DEBUG\n");
+	fake_env_init(&env, initial);
+	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), 0);
+	assert_false(report.written_lost);
+	assert_int_equal(report.written.n, 3);	/* NCCL_ALGO: user kept */
+	assert_string_equal(report.written.entries[0].var,
+			    "PYTORCH_CUDA_ALLOC_CONF");
+	assert_string_equal(report.written.entries[0].before, "a:1");
+	assert_string_equal(report.written.entries[0].after,
+			    "a:1,expandable_segments:True");
+	assert_string_equal(report.written.entries[1].var, "NCCL_CUMEM_ENABLE");
+	assert_null(report.written.entries[1].before);
+	assert_string_equal(report.written.entries[1].after, "0");
+	assert_string_equal(report.written.entries[2].var, "NCCL_DEBUG");
+	assert_string_equal(report.written.entries[2].before, "INFO");
+	assert_null(report.written.entries[2].after);
+	sn_apply_report_free(&report);
+	fake_env_free(&env);
+	planned_free(&p);
+}
+
 static void test_notice_truncates(void **state)
 {
 	struct planned p;
@@ -327,6 +361,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_table),
 		cmocka_unit_test(test_notice_fields),
+		cmocka_unit_test(test_written_record),
 		cmocka_unit_test(test_notice_truncates),
 		cmocka_unit_test(test_rollback),
 		cmocka_unit_test(test_rollback_removes_new_variable),
