@@ -63,6 +63,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids);
 
 /* plan.c: load the profile file (once) and resolve the request. */
+int sn_profiles_load(struct sn_plugin *p, struct sn_error *err);
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);
 bool sn_plan_needed(const struct sn_plugin *p);
 

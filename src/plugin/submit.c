@@ -78,14 +78,9 @@ int sn_submit_check_profiles(struct sn_plugin *p, const char *source)
 	struct sn_error err;
 
 	if (p->profile_req.list) {
-		if (!p->profiles_loaded) {
-			if (sn_profile_set_load(&p->profiles,
-						p->cfg.profiles_path,
-						&err) < 0) {
-				sn_log_error("%s=list: %s", source, err.msg);
-				return -1;
-			}
-			p->profiles_loaded = true;
+		if (sn_profiles_load(p, &err) < 0) {
+			sn_log_error("%s=list: %s", source, err.msg);
+			return -1;
 		}
 		print_profile_list(&p->profiles);
 		exit(0);
