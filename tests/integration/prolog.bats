@@ -65,8 +65,21 @@ teardown() {
 		sn_timeout scancel $ids 2>/dev/null
 		for id in $ids; do sn_wait_job "$id"; done
 	fi
-	sn_timeout scontrol update nodename=n1 state=resume 2>/dev/null
-	sn__wait_for 100 sh -c 'sinfo -h -N -o %T -n n1 | grep -qx idle'
+	# Resume until idle: on a slow machine a late prolog-failure report
+	# from slurmd can drain the node again after a first resume.
+	sn__wait_for 600 resume_until_idle ||
+		sn_fail "teardown: node n1 $(node_state): $(node_reason)"
+}
+
+resume_until_idle() {
+	local state
+	state=$(sinfo -h -N -o %T -n n1)
+	[ "$state" = idle ] && return 0
+	case $state in
+	*drain* | *down* | *fail*)
+		sn_timeout scontrol update nodename=n1 state=resume ;;
+	esac
+	return 1
 }
 
 # Writes the Prolog's configuration: the helper, MODE, and the fake GPUs'
