@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "env_apply.h"
+#include "fake_env.h"
 #include "fuzz_util.h"
 #include "options.h"
 #include "profile_file.h"
@@ -22,45 +23,7 @@
 
 #define PATH "fuzz.conf"
 
-struct failing_env {
-	struct sn_envlist list;
-	struct sn_env env;
-	int writes;
-	int fail_write;		/* 1-based write that fails; 0: none */
-};
-
-static int fe_get(void *ctx, const char *name, char *buf, size_t len)
-{
-	struct failing_env *f = ctx;
-	const char *v = sn_envlist_get(&f->list, name);
-
-	if (!v)
-		return 0;
-	if (strlen(v) >= len)
-		return -1;
-	memcpy(buf, v, strlen(v) + 1);
-	return 1;
-}
-
-static int fe_set(void *ctx, const char *name, const char *value)
-{
-	struct failing_env *f = ctx;
-
-	if (++f->writes == f->fail_write)
-		return -1;
-	return sn_envlist_set(&f->list, name, value);
-}
-
-static int fe_unset(void *ctx, const char *name)
-{
-	struct failing_env *f = ctx;
-
-	if (++f->writes == f->fail_write)
-		return -1;
-	return sn_envlist_unset(&f->list, name);
-}
-
-static void fe_init(struct failing_env *f, int fail_write)
+static void fe_init(struct fake_env *f, int fail_write)
 {
 	static char *const start[] = {
 		"NCCL_DEBUG=INFO",
@@ -70,10 +33,8 @@ static void fe_init(struct failing_env *f, int fail_write)
 		NULL,
 	};
 
-	memset(f, 0, sizeof(*f));
-	if (sn_envlist_init_from(&f->list, start) < 0)
+	if (fake_env_setup(f, start) < 0)
 		abort();
-	f->env = (struct sn_env){ fe_get, fe_set, fe_unset, f };
 	f->fail_write = fail_write;
 }
 
@@ -157,7 +118,7 @@ static void check_set(const struct sn_profile_set *set)
 static void apply_plan(const struct sn_profile_set *set,
 		       const struct sn_plan *plan, int fail_write)
 {
-	struct failing_env fe, before;
+	struct fake_env fe, before;
 	struct sn_apply_report report = { 0 };
 	struct sn_error err = { { 0 } };
 	const struct sn_rule *matched[16];
@@ -190,8 +151,8 @@ static void apply_plan(const struct sn_profile_set *set,
 	n = sn_rules_evaluate(set, &fe.env, matched, 16);
 	FUZZ_CHECK(n <= set->n_rules);
 	sn_apply_report_free(&report);
-	sn_envlist_free(&fe.list);
-	sn_envlist_free(&before.list);
+	fake_env_free(&fe);
+	fake_env_free(&before);
 }
 
 static void resolve_all(const struct sn_profile_set *set, unsigned int seed)

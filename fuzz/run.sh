@@ -65,7 +65,8 @@ max_len() {
 build_all() {
 	local objs=() f o
 	local cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -I"$src/src/core"
-		-I"$src/fuzz" -fno-omit-frame-pointer -fno-sanitize-recover=all
+		-I"$src/fuzz" -I"$src/tests/unit"
+		-fno-omit-frame-pointer -fno-sanitize-recover=all
 		'-DSYSCONFDIR="/etc/slurm"' '-DLIBEXECDIR="/usr/libexec"')
 	mkdir -p "$build/obj" || return 1
 	# The core once, instrumented; each harness links it with libFuzzer.
