@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_addr.h"
+
+static int parse_port(const char *s, char **end, unsigned int *port)
+{
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, end, 10);
+	if (errno || v < 1024 || v > 65535)
+		return -1;
+	*port = (unsigned int)v;
+	return 0;
+}
+
+int sn_port_range_parse(const char *s, struct sn_port_range *range,
+			struct sn_error *err)
+{
+	char *end;
+	struct sn_port_range r;
+
+	if (!s || parse_port(s, &end, &r.lo) < 0)
+		goto bad;
+	r.hi = r.lo;
+	if (*end == '-' && parse_port(end + 1, &end, &r.hi) < 0)
+		goto bad;
+	if (*end != '\0')
+		goto bad;
+	if (r.hi < r.lo) {
+		sn_error_set(err, "port range \"%.32s\" runs backwards: write LO-HI",
+			     s);
+		return -1;
+	}
+	*range = r;
+	return 0;
+bad:
+	sn_error_set(err, "port range \"%.32s\" is not PORT or LO-HI with ports 1024-65535",
+		     s ? s : "");
+	return -1;
+}
+
+/* Murmur3's 32-bit finaliser: job ids that differ by one land far apart. */
+static uint32_t mix32(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+unsigned int sn_fabric_port(const struct sn_port_range *range,
+			    uint32_t jobid, uint32_t stepid,
+			    unsigned int attempt)
+{
+	uint64_t size = (uint64_t)range->hi - range->lo + 1;
+	uint64_t off = (uint64_t)mix32(jobid) + stepid + attempt;
+
+	return range->lo + (unsigned int)(off % size);
+}
+
+int sn_fabric_comm_id(char *out, size_t len, const char *addr,
+		      unsigned int port, struct sn_error *err)
+{
+	unsigned char bin[sizeof(struct in6_addr)];
+	int n;
+
+	if (port == 0 || port > 65535) {
+		sn_error_set(err, "port %u is out of range", port);
+		return -1;
+	}
+	if (addr && inet_pton(AF_INET, addr, bin) == 1)
+		n = snprintf(out, len, "%s:%u", addr, port);
+	else if (addr && inet_pton(AF_INET6, addr, bin) == 1)
+		n = snprintf(out, len, "[%s]:%u", addr, port);
+	else {
+		sn_error_set(err, "\"%.64s\" is not a numeric IPv4 or IPv6 address",
+			     addr ? addr : "");
+		return -1;
+	}
+	if (n < 0 || (size_t)n >= len) {
+		sn_error_set(err, "NCCL_COMM_ID for %.64s does not fit", addr);
+		return -1;
+	}
+	return 0;
+}
