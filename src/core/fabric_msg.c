@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_msg.h"
+
+/* Which fields each type carries, in wire order (text always last). */
+enum field {
+	F_INDEX = 1 << 0, F_NODES = 1 << 1, F_GPUS = 1 << 2,
+	F_STATUS = 1 << 3, F_RANK_BASE = 1 << 4, F_NRANKS = 1 << 5,
+	F_PORT = 1 << 6, F_BLAME = 1 << 7, F_BUSBW = 1 << 8,
+	F_NODE = 1 << 9, F_TEXT = 1 << 10,
+};
+
+static const struct {
+	const char *name;
+	unsigned int fields;
+} msg_types[] = {
+	[SN_FMSG_HELLO] = { "HELLO", F_INDEX | F_NODES | F_GPUS | F_STATUS |
+				     F_NODE | F_TEXT },
+	[SN_FMSG_WELCOME] = { "WELCOME", 0 },
+	[SN_FMSG_REFUSE] = { "REFUSE", F_TEXT },
+	[SN_FMSG_GO] = { "GO", F_RANK_BASE | F_NRANKS | F_PORT },
+	[SN_FMSG_ABORT] = { "ABORT", F_BLAME | F_TEXT },
+	[SN_FMSG_DONE] = { "DONE", F_STATUS | F_BUSBW | F_TEXT },
+	[SN_FMSG_VERDICT] = { "VERDICT", F_STATUS | F_BLAME | F_TEXT },
+};
+
+#define N_TYPES (sizeof(msg_types) / sizeof(msg_types[0]))
+
+/* Numeric fields in wire order, with where each lives. */
+static const struct {
+	unsigned int bit;
+	const char *key;
+	size_t offset;
+} u32_fields[] = {
+	{ F_INDEX, "index", offsetof(struct sn_fabric_msg, index) },
+	{ F_NODES, "nodes", offsetof(struct sn_fabric_msg, nodes) },
+	{ F_GPUS, "gpus", offsetof(struct sn_fabric_msg, gpus) },
+	{ F_STATUS, "status", offsetof(struct sn_fabric_msg, status) },
+	{ F_RANK_BASE, "rank_base", offsetof(struct sn_fabric_msg, rank_base) },
+	{ F_NRANKS, "nranks", offsetof(struct sn_fabric_msg, nranks) },
+	{ F_PORT, "port", offsetof(struct sn_fabric_msg, port) },
+	{ F_BLAME, "blame", offsetof(struct sn_fabric_msg, blame) },
+};
+
+#define N_U32 (sizeof(u32_fields) / sizeof(u32_fields[0]))
+
+const char *sn_fabric_msg_name(enum sn_fabric_msg_type type)
+{
+	return (unsigned int)type < N_TYPES ? msg_types[type].name : "?";
+}
+
+static uint32_t *u32_at(struct sn_fabric_msg *m, size_t offset)
+{
+	return (uint32_t *)((char *)m + offset);
+}
+
+static bool node_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+}
+
+static bool text_char(char c)
+{
+	return c >= 0x20 && c < 0x7f;
+}
+
+/* Appends with snprintf semantics; *POS stays past LEN on overflow. */
+static void put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	va_end(ap);
+	*pos += n < 0 ? len : (size_t)n;
+}
+
+int sn_fabric_msg_encode(const struct sn_fabric_msg *msg, char *buf,
+			 size_t len, struct sn_error *err)
+{
+	unsigned int fields, i;
+	size_t pos = 0;
+	const char *c;
+
+	if ((unsigned int)msg->type >= N_TYPES) {
+		sn_error_set(err, "fabric message type %d is unknown",
+			     (int)msg->type);
+		return -1;
+	}
+	if (len > SN_FABRIC_MSG_MAX)
+		len = SN_FABRIC_MSG_MAX;
+	fields = msg_types[msg->type].fields;
+	put(buf, len, &pos, "%s %s job=%u step=%u", SN_FABRIC_MAGIC,
+	    msg_types[msg->type].name, msg->jobid, msg->stepid);
+	for (i = 0; i < N_U32; i++) {
+		uint32_t v;
+
+		if (!(fields & u32_fields[i].bit))
+			continue;
+		v = *u32_at((struct sn_fabric_msg *)msg, u32_fields[i].offset);
+		if (u32_fields[i].bit == F_BLAME && v == SN_FABRIC_NO_BLAME)
+			put(buf, len, &pos, " blame=none");
+		else
+			put(buf, len, &pos, " %s=%u", u32_fields[i].key, v);
+	}
+	if (fields & F_BUSBW) {
+		if (!isfinite(msg->busbw) || msg->busbw < 0 ||
+		    msg->busbw > 1e9) {
+			sn_error_set(err, "busbw %g is not a bandwidth",
+				     msg->busbw);
+			return -1;
+		}
+		put(buf, len, &pos, " busbw=%.3f", msg->busbw);
+	}
+	if (fields & F_NODE) {
+		if (msg->node[0] == '\0')
+			goto bad_node;
+		for (c = msg->node; *c; c++)
+			if (!node_char(*c))
+				goto bad_node;
+		put(buf, len, &pos, " node=%s", msg->node);
+	}
+	if (fields & F_TEXT) {
+		put(buf, len, &pos, " text=");
+		for (c = msg->text; *c && pos + 1 < len; c++)
+			buf[pos++] = text_char(*c) ? *c : '?';
+		if (*c)
+			pos = len;
+	}
+	put(buf, len, &pos, "\n");
+	if (pos >= len) {
+		sn_error_set(err, "fabric %s message is longer than %d bytes",
+			     msg_types[msg->type].name, SN_FABRIC_MSG_MAX);
+		return -1;
+	}
+	return 0;
+bad_node:
+	sn_error_set(err, "node name \"%.64s\" is not a Slurm node name",
+		     msg->node);
+	return -1;
+}
+
+/* Reads "KEY=" at *P; advances past it. */
+static bool take_key(const char **p, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(*p, key, n) != 0 || (*p)[n] != '=')
+		return false;
+	*p += n + 1;
+	return true;
+}
+
+/* A decimal uint32 ending at ' ' or the end of the line. */
+static bool take_u32(const char **p, uint32_t *v)
+{
+	unsigned long long x = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' &&
+				     s[1] <= '9'))
+		return false;
+	while (*s >= '0' && *s <= '9') {
+		x = x * 10 + (unsigned long long)(*s - '0');
+		if (x > UINT32_MAX)
+			return false;
+		s++;
+	}
+	if (*s != ' ' && *s != '\0')
+		return false;
+	*v = (uint32_t)x;
+	*p = s;
+	return true;
+}
+
+static bool take_sep(const char **p)
+{
+	if (**p != ' ')
+		return false;
+	(*p)++;
+	return true;
+}
+
+int sn_fabric_msg_decode(const char *line, struct sn_fabric_msg *msg,
+			 struct sn_error *err)
+{
+	const char *p = line;
+	unsigned int t, i, fields;
+	size_t n;
+
+	memset(msg, 0, sizeof(*msg));
+	msg->blame = SN_FABRIC_NO_BLAME;
+	if (strlen(line) >= SN_FABRIC_MSG_MAX ||
+	    strncmp(p, SN_FABRIC_MAGIC " ", sizeof(SN_FABRIC_MAGIC)) != 0) {
+		sn_error_set(err, "not a spank-nccl fabric message");
+		return -1;
+	}
+	p += sizeof(SN_FABRIC_MAGIC);
+	for (t = 0; t < N_TYPES; t++) {
+		n = strlen(msg_types[t].name);
+		if (strncmp(p, msg_types[t].name, n) == 0 && p[n] == ' ')
+			break;
+	}
+	if (t == N_TYPES)
+		goto bad;
+	msg->type = (enum sn_fabric_msg_type)t;
+	fields = msg_types[t].fields;
+	p += n + 1;
+	if (!take_key(&p, "job") || !take_u32(&p, &msg->jobid) ||
+	    !take_sep(&p) || !take_key(&p, "step") ||
+	    !take_u32(&p, &msg->stepid))
+		goto bad;
+	for (i = 0; i < N_U32; i++) {
+		uint32_t *v = u32_at(msg, u32_fields[i].offset);
+
+		if (!(fields & u32_fields[i].bit))
+			continue;
+		if (!take_sep(&p) || !take_key(&p, u32_fields[i].key))
+			goto bad;
+		if (u32_fields[i].bit == F_BLAME &&
+		    strncmp(p, "none", 4) == 0 && (p[4] == ' ' || !p[4])) {
+			p += 4;
+			continue;
+		}
+		if (!take_u32(&p, v) ||
+		    (u32_fields[i].bit == F_BLAME && *v == SN_FABRIC_NO_BLAME))
+			goto bad;
+	}
+	if (fields & F_BUSBW) {
+		char *end;
+
+		if (!take_sep(&p) || !take_key(&p, "busbw") ||
+		    *p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		msg->busbw = strtod(p, &end);
+		if (errno || !isfinite(msg->busbw) || msg->busbw > 1e9 ||
+		    (*end != ' ' && *end != '\0'))
+			goto bad;
+		p = end;
+	}
+	if (fields & F_NODE) {
+		if (!take_sep(&p) || !take_key(&p, "node"))
+			goto bad;
+		for (n = 0; node_char(p[n]); n++)
+			if (n + 1 >= sizeof(msg->node))
+				goto bad;
+		if (n == 0 || (p[n] != ' ' && p[n] != '\0'))
+			goto bad;
+		memcpy(msg->node, p, n);
+		msg->node[n] = '\0';
+		p += n;
+	}
+	if (fields & F_TEXT) {
+		if (!take_sep(&p) || !take_key(&p, "text"))
+			goto bad;
+		for (n = 0; p[n]; n++)
+			if (!text_char(p[n]) || n + 1 >= sizeof(msg->text))
+				goto bad;
+		memcpy(msg->text, p, n + 1);
+		p += n;
+	}
+	if (*p != '\0')
+		goto bad;
+	if (t == SN_FMSG_HELLO && (msg->nodes == 0 || msg->index >= msg->nodes))
+		goto bad;
+	return 0;
+bad:
+	sn_error_set(err, "malformed fabric message \"%.80s\"", line);
+	return -1;
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/* A member's side of the fabric coordination, and the entry points. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fabric_io.h"
+
+/*
+ * A member: tries the candidate ports in turn until the root answers
+ * HELLO with WELCOME.  A port where nothing listens yet, or where another
+ * program or step answers, is passed over; the root took the first one
+ * it could bind, so the rounds find it as soon as it listens.
+ */
+static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *hello,
+			  int64_t deadline_ms, struct sn_error *err)
+{
+	const struct fabric_plan *p = &c->plan;
+	unsigned int k = 0, round_ms = 20;
+	char refused[SN_FABRIC_TEXT_MAX] = "";
+
+	while (fabric_ms_left(deadline_ms) > 0) {
+		unsigned int port = sn_fabric_port(&p->ports, p->jobid,
+						   p->stepid, k);
+		struct sockaddr_storage ss;
+		socklen_t sl = fabric_make_addr(p->root_addr, port, &ss);
+		int64_t until = fabric_now_ms() + TRY_CONNECT_MS;
+		struct sn_fabric_msg reply;
+		struct sn_error e;
+		struct pollfd pfd;
+		int fd, r, soerr = 0;
+		socklen_t el = sizeof(soerr);
+
+		if (until > deadline_ms)
+			until = deadline_ms;
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0) {
+			sn_error_set(err, "socket: %s", strerror(errno));
+			return -1;
+		}
+		r = connect(fd, (struct sockaddr *)&ss, sl);
+		if (r < 0 && errno == EINPROGRESS) {
+			pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+			r = poll(&pfd, 1, fabric_ms_left(until)) == 1 &&
+			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) == 0 &&
+			    soerr == 0 ? 0 : -1;
+		}
+		if (r == 0)
+			r = fcntl(fd, F_SETFL, 0);	/* blocking from here */
+		if (r == 0 && fabric_send_msg(fd, (struct sn_fabric_msg *)hello, p, &e) == 0) {
+			c->rlen = 0;
+			until = fabric_now_ms() + TRY_REPLY_MS;
+			if (until > deadline_ms)
+				until = deadline_ms;
+			r = fabric_recv_msg(fd, c->rbuf, &c->rlen, until, &reply, &e);
+			if (r > 0 && reply.jobid == p->jobid &&
+			    reply.stepid == p->stepid) {
+				if (reply.type == SN_FMSG_WELCOME) {
+					c->fd = fd;
+					return 0;
+				}
+				if (reply.type == SN_FMSG_REFUSE)
+					snprintf(refused, sizeof(refused),
+						 "port %u: %s", port, reply.text);
+			}
+		}
+		close(fd);
+		if (++k == p->attempts) {
+			/* A full round without the root: it may not listen yet. */
+			k = 0;
+			poll(NULL, 0, (int)round_ms < fabric_ms_left(deadline_ms) ?
+				      (int)round_ms : fabric_ms_left(deadline_ms));
+			if (round_ms < 500)
+				round_ms *= 2;
+		}
+	}
+	sn_error_set(err, "could not reach the fabric root at %s on its ports for step %u.%u (%u-%u)%s%s",
+		     p->root_addr, p->jobid, p->stepid, p->ports.lo, p->ports.hi,
+		     refused[0] ? "; refused: " : "", refused);
+	return -1;
+}
+
+int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
+		      uint32_t local_status, const char *local_text,
+		      int64_t deadline_ms, struct fabric_go *go,
+		      struct fabric_outcome *out, struct sn_error *err)
+{
+	struct sn_fabric_msg m = { .type = SN_FMSG_HELLO };
+	uint32_t i;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->plan = *plan;
+	c->fd = -1;
+	c->listen_fd = -1;
+	memset(go, 0, sizeof(*go));
+	fabric_set_outcome(out, 0, SN_FABRIC_NO_BLAME, "%s", "");
+	if (plan->nodes == 0 || plan->index >= plan->nodes ||
+	    plan->attempts == 0) {
+		sn_error_set(err, "fabric plan: node index %u of %u nodes, %u ports",
+			     plan->index, plan->nodes, plan->attempts);
+		return -1;
+	}
+	if (plan->index == 0) {
+		c->conns = calloc(plan->nodes, sizeof(*c->conns));
+		if (!c->conns) {
+			sn_error_set(err, "out of memory for %u nodes",
+				     plan->nodes);
+			return -1;
+		}
+		for (i = 0; i < plan->nodes; i++)
+			c->conns[i].fd = -1;
+		if (fabric_root_listen(c, err) < 0) {
+			fabric_set_outcome(out, 9, 0, "%s: %s", plan->node, err->msg);
+			return -1;
+		}
+		fabric_root_gather(c, fabric_root_join_deadline(deadline_ms));
+		/* Late or stray connections are not ours to serve. */
+		close(c->listen_fd);
+		c->listen_fd = -1;
+		return fabric_root_decide(c, local_status, local_text ? local_text : "",
+				   go, out, err);
+	}
+	m.index = plan->index;
+	m.nodes = plan->nodes;
+	m.gpus = plan->gpus;
+	m.status = local_status;
+	snprintf(m.node, sizeof(m.node), "%s", plan->node);
+	snprintf(m.text, sizeof(m.text), "%s", local_text ? local_text : "");
+	if (member_connect(c, &m, deadline_ms, err) < 0) {
+		char root[SN_HOSTNAME_MAX];
+
+		fabric_node_name(plan, 0, root, sizeof(root));
+		fabric_set_outcome(out, 8, 0, "%s: %s", root, err->msg);
+		return -1;
+	}
+	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
+	if (r > 0 && m.type == SN_FMSG_GO) {
+		go->rank_base = m.rank_base;
+		go->nranks = m.nranks;
+		go->port = m.port;
+		return 0;
+	}
+	if (r > 0 && m.type == SN_FMSG_ABORT) {
+		out->status = 1;
+		out->blame = m.blame;
+		snprintf(out->text, sizeof(out->text), "%s", m.text);
+		return 1;
+	}
+	if (r == 0)
+		sn_error_set(err, "the fabric root sent neither GO nor ABORT by the deadline");
+	fabric_set_outcome(out, 8, 0, "%s: %s", "the fabric root", err->msg);
+	return -1;
+}
+
+int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
+			double busbw, const char *text, int64_t deadline_ms,
+			struct fabric_outcome *out, struct sn_error *err)
+{
+	struct sn_fabric_msg m = { .type = SN_FMSG_DONE, .status = status,
+				   .busbw = busbw };
+	uint32_t i;
+	int r;
+
+	snprintf(m.text, sizeof(m.text), "%s", text ? text : "");
+	if (c->plan.index == 0) {
+		fabric_root_collect(c, fabric_root_join_deadline(deadline_ms));
+		fabric_root_verdict(c, status, m.text, out);
+		m = (struct sn_fabric_msg){ .type = SN_FMSG_VERDICT,
+					    .status = out->status,
+					    .blame = out->blame };
+		snprintf(m.text, sizeof(m.text), "%s", out->text);
+		for (i = 0; i < c->plan.nodes; i++)
+			if (i != c->plan.index && c->conns[i].state == CONN_DONE)
+				fabric_send_msg(c->conns[i].fd, &m, &c->plan, err);
+		return 0;
+	}
+	if (fabric_send_msg(c->fd, &m, &c->plan, err) < 0)
+		return -1;
+	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
+	if (r > 0 && m.type == SN_FMSG_VERDICT) {
+		out->status = m.status;
+		out->blame = m.blame;
+		snprintf(out->text, sizeof(out->text), "%s", m.text);
+		return 0;
+	}
+	if (r == 0)
+		sn_error_set(err, "no verdict from the fabric root by the deadline");
+	return -1;
+}
+
+void fabric_coord_close(struct fabric_coord *c)
+{
+	uint32_t i;
+
+	if (c->conns) {
+		for (i = 0; i < c->plan.nodes; i++)
+			if (c->conns[i].fd >= 0)
+				close(c->conns[i].fd);
+		free(c->conns);
+		c->conns = NULL;
+	}
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->listen_fd = c->fd = -1;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to the fabric coordination: sockets, lines, the root's side. */
+#ifndef WU_FABRIC_IO_H
+#define WU_FABRIC_IO_H
+
+#include <sys/socket.h>
+
+#include "fabric_coord.h"
+
+#define TRY_CONNECT_MS 1000	/* one candidate port, then the next */
+#define TRY_REPLY_MS 2000	/* a listener that does not answer HELLO */
+#define MAX_PENDING 64		/* connections not yet identified */
+
+enum conn_state { CONN_NONE, CONN_JOINED, CONN_DONE, CONN_LOST };
+
+struct fabric_conn {
+	int fd;
+	enum conn_state state;
+	struct sn_fabric_msg hello;
+	struct sn_fabric_msg done;
+	unsigned int done_order;	/* arrival order of DONE */
+	char rbuf[SN_FABRIC_MSG_MAX];
+	size_t rlen;
+};
+
+/* Milliseconds to DEADLINE_MS, 0 when past (at most a minute). */
+int fabric_ms_left(int64_t deadline_ms);
+/* ADDR (numeric) and PORT into SS; 0 if ADDR is not numeric. */
+socklen_t fabric_make_addr(const char *addr, unsigned int port,
+			   struct sockaddr_storage *ss);
+void fabric_node_name(const struct fabric_plan *p, uint32_t index,
+		      char *out, size_t len);
+int fabric_send_msg(int fd, struct sn_fabric_msg *m,
+		    const struct fabric_plan *p, struct sn_error *err);
+int fabric_take_line(char *buf, size_t *blen, char *line);
+int fabric_fill(int fd, char *buf, size_t *blen);
+int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
+		    struct sn_fabric_msg *msg, struct sn_error *err);
+void fabric_set_outcome(struct fabric_outcome *out, uint32_t status,
+			uint32_t blame, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The root's side (fabric_root.c). */
+int fabric_root_listen(struct fabric_coord *c, struct sn_error *err);
+void fabric_root_gather(struct fabric_coord *c, int64_t deadline_ms);
+int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
+		       const char *local_text, struct fabric_go *go,
+		       struct fabric_outcome *out, struct sn_error *err);
+int64_t fabric_root_join_deadline(int64_t deadline_ms);
+void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms);
+void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
+			 const char *text, struct fabric_outcome *out);
+
+#endif
