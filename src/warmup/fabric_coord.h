@@ -86,6 +86,14 @@ int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
 			double busbw, const char *text, int64_t deadline_ms,
 			struct fabric_outcome *out, struct sn_error *err);
 
+/*
+ * The numeric address of HOST (the step's first node, as named in its
+ * node list) that the other nodes reach: IPv4 before IPv6, never a
+ * loopback address unless ALLOW_LOOPBACK (a one-node step).
+ */
+int fabric_resolve(const char *host, bool allow_loopback, char *addr,
+		   size_t len, struct sn_error *err);
+
 /* Closes every socket; nothing is left listening. */
 void fabric_coord_close(struct fabric_coord *c);
 

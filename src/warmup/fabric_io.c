@@ -2,7 +2,9 @@
 /* Lines over TCP with deadlines, for the fabric coordination. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -164,4 +166,49 @@ void fabric_set_outcome(struct fabric_outcome *out, uint32_t status,
 	va_start(ap, fmt);
 	vsnprintf(out->text, sizeof(out->text), fmt, ap);
 	va_end(ap);
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+int fabric_resolve(const char *host, bool allow_loopback, char *addr,
+		   size_t len, struct sn_error *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai, *pick = NULL;
+	int rc = getaddrinfo(host, NULL, &hints, &res);
+
+	if (rc != 0) {
+		sn_error_set(err, "cannot resolve the step's first node %s: %s",
+			     host, gai_strerror(rc));
+		return -1;
+	}
+	/* IPv4 first, as NCCL's own bootstrap prefers; never loopback. */
+	for (ai = res; ai && !pick; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET &&
+		    (allow_loopback || !is_loopback(ai->ai_addr)))
+			pick = ai;
+	for (ai = res; ai && !pick; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET6 &&
+		    (allow_loopback || !is_loopback(ai->ai_addr)))
+			pick = ai;
+	if (!pick) {
+		freeaddrinfo(res);
+		sn_error_set(err, "the step's first node %s resolves only to a loopback address, which the other nodes cannot reach: map the name to its NodeAddr in /etc/hosts or DNS (Debian's installer maps the host name to 127.0.1.1)",
+			     host);
+		return -1;
+	}
+	if (getnameinfo(pick->ai_addr, pick->ai_addrlen, addr, (socklen_t)len,
+			NULL, 0, NI_NUMERICHOST) != 0) {
+		freeaddrinfo(res);
+		sn_error_set(err, "cannot write the address of %s", host);
+		return -1;
+	}
+	freeaddrinfo(res);
+	return 0;
 }

@@ -308,6 +308,27 @@ static void test_bad_plan(void **state)
 	fabric_coord_close(&c);
 }
 
+static void test_resolve(void **state)
+{
+	char addr[FABRIC_ADDR_MAX];
+	struct sn_error err = { "" };
+
+	(void)state;
+	assert_int_equal(fabric_resolve("10.250.0.11", false, addr,
+					sizeof(addr), &err), 0);
+	assert_string_equal(addr, "10.250.0.11");
+	assert_int_equal(fabric_resolve("fd00::11", false, addr, sizeof(addr),
+					&err), 0);
+	assert_string_equal(addr, "fd00::11");
+	/* The Debian trap: a node name that maps to 127.0.1.1. */
+	assert_int_equal(fabric_resolve("127.0.1.1", false, addr, sizeof(addr),
+					&err), -1);
+	assert_non_null(strstr(err.msg, "loopback"));
+	assert_int_equal(fabric_resolve("127.0.0.1", true, addr, sizeof(addr),
+					&err), 0);
+	assert_string_equal(addr, "127.0.0.1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_taken_port),
 		cmocka_unit_test(test_foreign_step_refused),
 		cmocka_unit_test(test_bad_plan),
+		cmocka_unit_test(test_resolve),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
