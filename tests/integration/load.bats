@@ -7,7 +7,8 @@
 # its task phase, each warmup step's slurmstepd holds exactly as many
 # descriptors as a control step's (no pipe or /proc handle leaked by the
 # warmup), no slurmstepd has a zombie child, and no helper is left; after
-# the steps, nothing is left at all.
+# the steps, nothing is left at all.  The steps ask for a fresh warmup
+# (they share node, GPU 0 and settings, so they would reuse each other's).
 #
 # The node advertises 64 CPUs (the hardware is not checked).  The steps
 # share one allocation of all four fake GPUs with --overlap, so each gets
@@ -92,7 +93,7 @@ fd_count() {
 	mkfifo "$barrier.fifo"
 	for ((i = 0; i < N_WARM; i++)); do
 		SN_TIMEOUT=240 sn_srun --jobid="$job" --overlap -n1 --gres=gpu:1 \
-			--nccl-profile=quiet-logs --nccl-warmup=comm \
+			--nccl-profile=quiet-logs --nccl-warmup=comm,fresh \
 			bash -c "$TASK" sn-load-warm "$barrier" \
 			>"$outdir/w$i.out" 2>&1 &
 		pids+=($!)
