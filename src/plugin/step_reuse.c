@@ -331,11 +331,14 @@ int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
 	if (p->warmup_req.fresh || s.job < 0)
 		goto out;
 	buf = malloc(SN_REUSE_RECORD_MAX);
-	if (!buf || read_record(s.job, s.key.name, buf, SN_REUSE_RECORD_MAX,
-				&have, &s.why) < 0)
+	if (!buf)
 		goto out;
 	want_record(p, ids, mode, &s.key, &want);
-	if (sn_reuse_record_usable(&have, &want, &s.why) < 0) {
+	if (read_record(s.job, s.key.name, buf, SN_REUSE_RECORD_MAX, &have,
+			&s.why) < 0 ||
+	    sn_reuse_record_usable(&have, &want, &s.why) < 0) {
+		if (strcmp(s.why.msg, "no record") == 0)
+			goto out;	/* the first step with this key */
 		sn_log_info("job %u step %u on %s: warmup record not reused: %s",
 			    ids->job_id, ids->step_id, node, s.why.msg);
 		goto out;
