@@ -319,7 +319,8 @@ int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
 {
 	struct sn_reuse_record have, want;
 	struct session s;
-	char step[16], *buf = NULL;
+	char step_buf[16], *buf = NULL;
+	const char *step;
 	int reused = 0;
 
 	if (!p->cfg.warmup_reuse ||
@@ -344,7 +345,7 @@ int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
 		goto out;
 	}
 	reused = 1;
-	step_name(have.step_id, step, sizeof(step));
+	step = step_name(have.step_id, step_buf, sizeof(step_buf));
 	/* Not "nccl-warmup passed": that line counts real runs. */
 	sn_log_info("job %u step %u on %s: nccl-warmup reused: %s mode passed in step %s of this job (%.0f ms saved)",
 		    ids->job_id, ids->step_id, node,
