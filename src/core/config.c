@@ -10,7 +10,7 @@
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
-	"warmup_bytes, warmup_teardown"
+	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir"
 #define MIN_WARMUP_BYTES (1UL << 10)
 #define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -47,6 +47,9 @@ void sn_config_defaults(struct sn_config *cfg)
 	cfg->warmup_min_busbw_gbps = 0.0;
 	cfg->warmup_bytes = SN_DEFAULT_WARMUP_BYTES;
 	cfg->warmup_teardown_exit = true;
+	cfg->warmup_reuse = true;
+	sn_strlcpy(cfg->warmup_reuse_dir, SN_DEFAULT_WARMUP_REUSE_DIR,
+		   sizeof(cfg->warmup_reuse_dir));
 }
 
 static int parse_abs_path(char *dst, size_t len, const char *value,
@@ -225,6 +228,29 @@ static int parse_teardown(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+static int parse_reuse(struct sn_config *cfg, const char *value,
+		       const char *arg, struct sn_error *err)
+{
+	if (sn_streq_nocase(value, "yes")) {
+		cfg->warmup_reuse = true;
+	} else if (sn_streq_nocase(value, "no")) {
+		cfg->warmup_reuse = false;
+	} else {
+		ARG_ERROR(err, arg, "expected yes (a step reuses a pass of the same job on the same node, GPUs, NCCL and NCCL_* settings) or no (every step warms up)");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_reuse_dir(struct sn_config *cfg, const char *value,
+			   const char *arg, struct sn_error *err)
+{
+	/* Record names are appended: leave room for "/job-N/<hash>". */
+	return parse_abs_path(cfg->warmup_reuse_dir,
+			      sizeof(cfg->warmup_reuse_dir) - 64, value, arg,
+			      err);
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -235,6 +261,8 @@ static const struct key_def keys[] = {
 	{ "warmup_min_busbw", parse_busbw },
 	{ "warmup_bytes", parse_bytes },
 	{ "warmup_teardown", parse_teardown },
+	{ "warmup_reuse", parse_reuse },
+	{ "warmup_reuse_dir", parse_reuse_dir },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

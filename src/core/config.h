@@ -27,6 +27,8 @@
 #define SN_DEFAULT_WARMUP_TIMEOUT_S 60
 #define SN_MAX_WARMUP_TIMEOUT_S 540	/* srun gives up on launch after 600 s */
 #define SN_DEFAULT_WARMUP_BYTES (64UL << 20)
+/* tmpfs: records of passed warmups never survive a reboot (reuse.h). */
+#define SN_DEFAULT_WARMUP_REUSE_DIR "/run/spank-nccl"
 
 enum sn_warmup_policy {
 	SN_POLICY_FAIL = 0,
@@ -49,6 +51,13 @@ struct sn_config {
 	 * 0.43 s faster on 4xH200.  false: explicit clean teardown.
 	 */
 	bool warmup_teardown_exit;
+	/*
+	 * true: a step reuses a warmup that passed earlier in the same job on
+	 * the same node, GPUs, NCCL library and NCCL_* settings (reuse.h);
+	 * the records live in root-only warmup_reuse_dir.
+	 */
+	bool warmup_reuse;
+	char warmup_reuse_dir[PATH_MAX];
 };
 
 void sn_config_defaults(struct sn_config *cfg);

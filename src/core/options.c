@@ -76,7 +76,7 @@ static int profile_list_parse(const char *value, struct sn_profile_request *req,
 
 	memset(req, 0, sizeof(*req));
 	req->given = true;
-	if (!value || !*value) {
+	if (sn_option_value_absent(value)) {
 		snprintf(msg, msglen, "empty value: give profile names separated by commas, \"list\" or \"none\"");
 		return -1;
 	}
@@ -136,6 +136,29 @@ static int profile_list_parse(const char *value, struct sn_profile_request *req,
 	return 0;
 }
 
+/*
+ * How Slurm hands over an option given without a value (has_arg=2, as
+ * --nccl-warmup), read in SchedMD/slurm at tags slurm-22-05-8-1,
+ * slurm-24-11-7-1 and slurm-26-05-3-1 (src/common/plugstack.c up to 22.05,
+ * src/common/spank.c since 23.02; identical in all three):
+ *  - srun/sbatch/salloc's own command line: the callback gets NULL.
+ *  - _option_setenv() then exports _SLURM_SPANK_OPTION_<plugin>_<opt>
+ *    with "" for NULL (the batch step's and a step's slurmstepd call the
+ *    callback with that "", remote=1), and passes the NULL on to
+ *    spank_set_job_env(), whose xstrcat() writes "(null)" for a NULL
+ *    string (src/common/xstring.c, _xstrcat()).  sbatch/salloc export it
+ *    as SLURM_SPANK__SLURM_SPANK_OPTION_<plugin>_<opt>=(null) in the job.
+ *  - An srun/sbatch/salloc inside that job reads it back in
+ *    spank_process_env_options() and calls the callback with the text
+ *    "(null)" (remote=0); a refusal there makes it print "Invalid argument
+ *    ((null)) for environment variable" and exit, before its own options.
+ * So NULL, "" and "(null)" all mean "no value".
+ */
+bool sn_option_value_absent(const char *value)
+{
+	return !value || !*value || strcmp(value, "(null)") == 0;
+}
+
 int sn_profile_option_parse(const char *value, struct sn_profile_request *req,
 			    struct sn_error *err)
 {
@@ -170,13 +193,17 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 	struct sn_warmup_request out = { .given = true };
 
 	memset(req, 0, sizeof(*req));
-	while (cursor && *value) {
+	if (sn_option_value_absent(value)) {
+		*req = out;	/* bare --nccl-warmup: the site's mode */
+		return 0;
+	}
+	while (cursor) {
 		int fits = next_element(&cursor, elem, sizeof(elem));
 
 		sn_str_printable(shown, sizeof(shown), elem);
 		if (fits == 0 && !*elem) {
 			sn_str_printable(shown, sizeof(shown), value);
-			sn_error_set(err, OPT_WARMUP ": empty word in \"%s\": give MODE[,verbose] with MODE one of " VALID_MODES,
+			sn_error_set(err, OPT_WARMUP ": empty word in \"%s\": give MODE[,verbose][,fresh] with MODE one of " VALID_MODES,
 				     shown);
 			return -1;
 		}
@@ -184,10 +211,14 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 			out.verbose = true;
 			continue;
 		}
+		if (fits == 0 && sn_streq_nocase(elem, "fresh")) {
+			out.fresh = true;
+			continue;
+		}
 		mode = fits == 0 ? sn_warmup_mode_from_name(elem)
 				 : SN_WARMUP_MODE_UNSET;
 		if (mode == SN_WARMUP_MODE_UNSET) {
-			sn_error_set(err, OPT_WARMUP ": unknown word \"%s\": use one of " VALID_MODES ", optionally followed by \",verbose\"",
+			sn_error_set(err, OPT_WARMUP ": unknown word \"%s\": use one of " VALID_MODES ", optionally followed by \",verbose\" and/or \",fresh\"",
 				     shown);
 			return -1;
 		}

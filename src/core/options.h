@@ -4,7 +4,7 @@
  * callbacks and the SPANK_NCCL_* environment-variable forms:
  *
  *   --nccl-profile=NAME[,NAME...] | list | none
- *   --nccl-warmup[=MODE[,verbose]]   MODE: off | check | comm | bandwidth
+ *   --nccl-warmup[=MODE[,verbose][,fresh]]   MODE: off|check|comm|bandwidth
  */
 #ifndef SN_OPTIONS_H
 #define SN_OPTIONS_H
@@ -41,7 +41,14 @@ struct sn_warmup_request {
 	bool given;
 	enum sn_warmup_mode mode;	/* UNSET when given without a mode */
 	bool verbose;
+	bool fresh;	/* never reuse an earlier pass of the same job */
 };
+
+/*
+ * True for every way Slurm encodes "option given without a value": NULL,
+ * "" and the literal "(null)" (see options.c for where each comes from).
+ */
+bool sn_option_value_absent(const char *value);
 
 /* True if NAME is a valid profile name: [A-Za-z0-9][A-Za-z0-9._-]*, < 64. */
 bool sn_profile_name_valid(const char *name);
@@ -56,7 +63,7 @@ int sn_profile_option_parse(const char *value, struct sn_profile_request *req,
 int sn_profile_list_parse_for(const char *value, struct sn_profile_request *req,
 			      const char *subject, struct sn_error *err);
 
-/* VALUE may be NULL (bare --nccl-warmup). */
+/* VALUE may be NULL, "" or "(null)": bare --nccl-warmup. */
 int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 			   struct sn_error *err);
 

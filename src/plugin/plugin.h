@@ -62,6 +62,22 @@ int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids);
 
+/*
+ * step_reuse.c: one warmup per node, GPU set, NCCL and NCCL_* per job.
+ * lookup: 1 when a trusted record of a pass covers this step (logged, and
+ * told to the user with verbose), 0 to run the helper, -1 on a privilege
+ * error.  store: records a pass, or forgets the key after a failure.
+ * job_end: the batch/extern step's exit removes the job's records.
+ */
+int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
+			 const struct sn_job_ids *ids, const char *node,
+			 const char *visible, enum sn_warmup_mode mode);
+int sn_step_reuse_store(struct sn_plugin *p, spank_t sp,
+			const struct sn_job_ids *ids, const char *node,
+			const char *visible, enum sn_warmup_mode mode,
+			bool passed, double elapsed_ms);
+void sn_step_reuse_job_end(struct sn_plugin *p, spank_t sp);
+
 /* plan.c: load the profile file (once) and resolve the request. */
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err);
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);

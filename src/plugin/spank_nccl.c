@@ -113,6 +113,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
+	if (sn_ctx.where == S_CTX_REMOTE)
+		sn_step_reuse_job_end(&sn_ctx, sp);
 	sn_plugin_fini(&sn_ctx);
 	return 0;
 }

@@ -190,6 +190,12 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto out;
 	}
 
+	rc = sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
+	if (rc != 0) {
+		rc = rc < 0 ? -1 : 0;	/* reused, or euid not restored */
+		goto out;
+	}
+
 	run_helper(p, sp, ids, run);
 	if (run->outcome.out_len &&
 	    sn_warmup_result_parse(run->outcome.out, run->outcome.out_len,
@@ -206,6 +212,10 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
 
+	if (sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
+				run->outcome.elapsed_ms) < 0)
+		rc = -1;
+
 	/* Every run is logged to slurmd's log, with the helper's facts. */
 	sn_log_info("job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
 		    ids->job_id, ids->step_id, run->node,
@@ -213,7 +223,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		    run->have_result ? run->outcome.out : "(no result)");
 
 	if (ok) {
-		if (p->warmup_req.verbose)
+		if (rc == 0 && p->warmup_req.verbose)
 			sn_log_user("%s", run->have_result &&
 				    run->result.summary[0] ?
 				    run->result.summary : "warmup ok");

@@ -212,7 +212,7 @@ sn_cluster_install_artifacts() {
 }
 
 # Writes plugstack.conf loading spank_nccl.so with ARGS (each word one
-# argument).  profiles= and warmup_helper= point into the cluster unless
+# argument).  profiles=, warmup_helper= and warmup_reuse_dir= point into the cluster unless
 # ARGS names them.  Takes effect at the next srun/sbatch/salloc.
 sn_plugstack_set() {
 	local args="$*" conf="$SN_CLUSTER_DIR/etc/plugstack.conf"
@@ -223,6 +223,12 @@ sn_plugstack_set() {
 	case " $args " in
 	*" warmup_helper="*) ;;
 	*) args="warmup_helper=$(sn_helper_path) $args" ;;
+	esac
+	# Warmup records per cluster, not in the host's /run/spank-nccl.
+	case " $args " in
+	*" warmup_reuse_dir="*) ;;
+	*) mkdir -p "$SN_CLUSTER_DIR/run"
+	   args="warmup_reuse_dir=$SN_CLUSTER_DIR/run/spank-nccl $args" ;;
 	esac
 	printf 'required %s %s\n' "$(sn_plugin_path)" "$args" >"$conf.tmp"
 	chmod 0644 "$conf.tmp"

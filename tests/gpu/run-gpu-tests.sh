@@ -12,7 +12,8 @@
 #      spank_nccl.so in plugstack.conf (tests/cluster/cluster.sh does the
 #      generic parts)
 #   4. the checks below, each under a timeout; last line "N passed, N failed"
-#   5. bench/warmup-bench.sh (SN_GPU_BENCH=0 leaves it out)
+#   5. bench/warmup-bench.sh, then bench/warmup-reuse.sh (SN_GPU_BENCH=0
+#      leaves both out; SN_REUSE_BENCH_RUNS rounds of the latter, default 1)
 #
 # Everything goes to $OUT/run.log; the console gets the results only.
 # $OUT also receives summary.txt, build.log, slurmd.log, slurmctld.log,
@@ -815,6 +816,18 @@ run_bench() {
 	else
 		cat "$out/bench.txt" >&3
 		record FAIL bench "bench/warmup-bench.sh failed (bench.txt)"
+	fi
+	# Warmup reuse: batch jobs with 1, 4, 10 sruns, reuse off and on.
+	if [ "$(seconds_left)" -lt 150 ]; then
+		record FAIL bench-reuse "not run: only $(seconds_left) s left"
+	elif SN_BENCH_RUNS=${SN_REUSE_BENCH_RUNS:-1} \
+	   timeout -k 5 "$(($(seconds_left) - 15))" \
+	   bash "$src/bench/warmup-reuse.sh" >"$out/bench-reuse.txt" 2>&1; then
+		cat "$out/bench-reuse.txt" >&3
+		record PASS bench-reuse
+	else
+		cat "$out/bench-reuse.txt" >&3
+		record FAIL bench-reuse "bench/warmup-reuse.sh failed (bench-reuse.txt)"
 	fi
 }
 

@@ -7,7 +7,8 @@
 # its task phase, each warmup step's slurmstepd holds exactly as many
 # descriptors as a control step's (no pipe or /proc handle leaked by the
 # warmup), no slurmstepd has a zombie child, and no helper is left; after
-# the steps, nothing is left at all.
+# the steps, nothing is left at all.  The steps ask for a fresh warmup
+# (they share node, GPU 0 and settings, so they would reuse each other's).
 #
 # The node advertises 64 CPUs (the hardware is not checked).  The steps
 # share one allocation of all four fake GPUs with --overlap, so each gets
@@ -27,6 +28,11 @@ teardown_file() { sn_file_teardown; }
 setup() {
 	sn_test_setup
 	sn_require_warmup
+	BARRIER=
+}
+# A failed check must not leave 55 tasks waiting for their deadline.
+teardown() {
+	[ -z "$BARRIER" ] || touch "$BARRIER"
 }
 
 # "PID PPID STATE" of every process, in one pass.
@@ -50,13 +56,20 @@ step_tasks() {
 	done
 }
 
+# A task: print the profile's NCCL_DEBUG, then wait for the barrier file
+# $1, at most 200 s (exit 3).  It polls without forking: read -t on a FIFO
+# it holds open itself (nobody writes to it) is its sleep, so 55 waiting
+# tasks do not load the machine.  One line: step_tasks() reads cmdlines.
+# $0 tags it as a warmup or a control step.
+TASK='echo "NCCL_DEBUG=$NCCL_DEBUG"; exec 9<>"$1.fifo"; for ((t = 0; t < 400; t++)); do [ -e "$1" ] && exit 0; read -r -t 0.5 -u 9 _; done; echo "barrier $1 never released"; exit 3'
+
 fd_count() {
 	ls "/proc/$1/fd" 2>/dev/null | wc -l
 }
 
 @test "load: $N_WARM concurrent steps with profile and warmup: all pass, no fd leak, no zombie, no helper left" {
 	local job i rc failed=0 outdir pids=() t0 lines warm control
-	local stepd task warm_fds control_fds zombies
+	local stepd task warm_fds control_fds zombies barrier
 	outdir="$SN_CLUSTER_DIR/tmp/load"
 	rm -rf "$outdir"
 	mkdir -p "$outdir"
@@ -71,37 +84,45 @@ fd_count() {
 		((SECONDS - t0 < 20)) || sn_fail "allocation $job not running"
 		sleep 0.2
 	done
-	# The tasks sleep long enough for the sampling below.
+	# Every task waits for the barrier file, which the test creates once
+	# all steps are in their task phase (a fixed sleep would stop
+	# overlapping when launching the steps takes longer than it).  The
+	# deadline only ends a task whose test died: it then exits 3.
+	barrier="$outdir/release"
+	BARRIER=$barrier
+	mkfifo "$barrier.fifo"
 	for ((i = 0; i < N_WARM; i++)); do
-		SN_TIMEOUT=90 sn_srun --jobid="$job" --overlap -n1 --gres=gpu:1 \
-			--nccl-profile=quiet-logs --nccl-warmup=comm \
-			sh -c 'echo "NCCL_DEBUG=$NCCL_DEBUG"; exec sleep 8.02' \
+		SN_TIMEOUT=240 sn_srun --jobid="$job" --overlap -n1 --gres=gpu:1 \
+			--nccl-profile=quiet-logs --nccl-warmup=comm,fresh \
+			bash -c "$TASK" sn-load-warm "$barrier" \
 			>"$outdir/w$i.out" 2>&1 &
 		pids+=($!)
 	done
 	for ((i = 0; i < N_CONTROL; i++)); do
-		SN_TIMEOUT=90 sn_srun --jobid="$job" --overlap -n1 --gres=gpu:1 \
-			sh -c 'exec sleep 8.01' >"$outdir/c$i.out" 2>&1 &
+		SN_TIMEOUT=240 sn_srun --jobid="$job" --overlap -n1 --gres=gpu:1 \
+			bash -c "$TASK" sn-load-control "$barrier" \
+			>"$outdir/c$i.out" 2>&1 &
 		pids+=($!)
 	done
 	# Every step in its task phase at the same time.
 	t0=$SECONDS
 	while :; do
 		lines=$(step_tasks "$job")
-		warm=$(grep -c 'sleep 8\.02' <<<"$lines" || true)
-		control=$(grep -c 'sleep 8\.01' <<<"$lines" || true)
+		warm=$(grep -c ' sn-load-warm ' <<<"$lines" || true)
+		control=$(grep -c ' sn-load-control ' <<<"$lines" || true)
 		[ "$warm" -eq "$N_WARM" ] && [ "$control" -eq "$N_CONTROL" ] &&
 			break
-		if ((SECONDS - t0 > 60)); then
+		if ((SECONDS - t0 > 180)); then
+			touch "$barrier"
 			sn_fail "only $warm + $control of $N_WARM + $N_CONTROL steps reached their tasks together"
 		fi
 		sleep 0.2
 	done
 	echo "# $((warm + control)) steps running at once after $((SECONDS - t0)) s" >&3
 	# Descriptors: the same count in every slurmstepd, warmup or not.
-	warm_fds=$(grep 'sleep 8\.02' <<<"$lines" | while read -r stepd task; do
+	warm_fds=$(grep ' sn-load-warm ' <<<"$lines" | while read -r stepd task; do
 		fd_count "$stepd"; done | sort -u | paste -sd' ' -)
-	control_fds=$(grep 'sleep 8\.01' <<<"$lines" | while read -r stepd task; do
+	control_fds=$(grep ' sn-load-control ' <<<"$lines" | while read -r stepd task; do
 		fd_count "$stepd"; done | sort -u | paste -sd' ' -)
 	[ -n "$control_fds" ] && [ "$warm_fds" = "$control_fds" ] ||
 		sn_fail "slurmstepd descriptors: warmup steps [$warm_fds], control steps [$control_fds]"
@@ -112,6 +133,7 @@ fd_count() {
 	SN_FAKE_DIR=/nonexistent SN_FAKE_TAG=none
 	[ -z "$(sn_leftovers)" ] ||
 		sn_fail "helpers running during the tasks: $(sn_leftovers)"
+	touch "$barrier"
 	for i in "${!pids[@]}"; do
 		rc=0
 		wait "${pids[$i]}" || rc=$?

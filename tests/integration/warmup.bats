@@ -271,7 +271,7 @@ assert_tasks_blocked() {
 	sn_assert_msg '/nonexistent/nccl-warmup'
 }
 
-@test "sbatch: #SBATCH --nccl-warmup runs in the batch step and in each srun step" {
+@test "sbatch: #SBATCH --nccl-warmup runs in the batch step; each srun step on the same GPUs reuses it" {
 	local script
 	sn_fake_env ok
 	script=$(sn_batch_script warm-batch.sh <<'S'
@@ -284,11 +284,13 @@ S
 )
 	sn_sbatch_run "$script" || sn_fail "sbatch failed"
 	[ "$SN_JOB_EXIT" = "0:0" ] || sn_fail "job exit $SN_JOB_EXIT: $SN_JOB_OUT"
-	# Batch step + two steps.
-	[ "$(sn_fake_loads)" -eq 3 ] ||
-		sn_fail "helper ran $(sn_fake_loads) times, expected 3"
-	[ "$(sn_warmup_runs n1 "$SN_JOB_ID")" -eq 3 ] ||
+	# The batch step runs it; the two steps reuse its pass (reuse.bats).
+	[ "$(sn_fake_loads)" -eq 1 ] ||
+		sn_fail "helper ran $(sn_fake_loads) times, expected 1"
+	[ "$(sn_warmup_runs n1 "$SN_JOB_ID")" -eq 1 ] ||
 		sn_fail "slurmd log shows $(sn_warmup_runs n1 "$SN_JOB_ID") runs"
+	[ "$(grep -cE "job $SN_JOB_ID step [01] on n1: nccl-warmup reused" \
+		"$(sn_slurmd_log n1)")" -eq 2 ] || sn_fail "steps 0 and 1 did not reuse"
 }
 
 @test "sbatch: a failing warmup fails the batch job without draining the node" {

@@ -24,6 +24,8 @@ static void test_defaults(void **state)
 	assert_true(cfg.warmup_min_busbw_gbps == 0.0);
 	assert_int_equal(cfg.warmup_bytes, 64UL << 20);
 	assert_true(cfg.warmup_teardown_exit);
+	assert_true(cfg.warmup_reuse);
+	assert_string_equal(cfg.warmup_reuse_dir, "/run/spank-nccl");
 	assert_false(cfg.default_profiles.given);
 	assert_int_equal(cfg.default_profiles.count, 0);
 	/* No arguments: defaults stay. */
@@ -43,12 +45,14 @@ static void test_every_key(void **state)
 		"warmup_min_busbw=37.5",
 		"warmup_bytes=256M",
 		"warmup_teardown=clean",
+		"warmup_reuse=no",
+		"warmup_reuse_dir=/var/spool/slurmd/spank-nccl",
 	};
 	struct sn_config cfg;
 	struct sn_error err = { "" };
 
 	sn_config_defaults(&cfg);
-	if (sn_config_parse(&cfg, 9, argv, &err) != 0)
+	if (sn_config_parse(&cfg, 11, argv, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_string_equal(cfg.profiles_path, "/etc/slurm/nccl-profiles.conf");
 	assert_true(cfg.default_profiles.given);
@@ -62,6 +66,8 @@ static void test_every_key(void **state)
 	assert_true(cfg.warmup_min_busbw_gbps == 37.5);
 	assert_int_equal(cfg.warmup_bytes, 256UL << 20);
 	assert_false(cfg.warmup_teardown_exit);
+	assert_false(cfg.warmup_reuse);
+	assert_string_equal(cfg.warmup_reuse_dir, "/var/spool/slurmd/spank-nccl");
 }
 
 static void test_good_values(void **state)
@@ -152,12 +158,15 @@ static void test_bad_values(void **state)
 		{ "warmup_bytes=-1K", "1K to 16G" },
 		{ "warmup_teardown=fast", "expected exit" },
 		{ "warmup_teardown=", "empty value" },
+		{ "warmup_reuse=off", "expected yes (a step reuses a pass" },
+		{ "warmup_reuse=", "empty value" },
+		{ "warmup_reuse_dir=run/spank-nccl", "expected an absolute path" },
 		{ "warmup_bytes=99999999999999999999G", "1K to 16G" },
 		{ "default_profiles=list", "\"list\" is a user request" },
 		{ "default_profiles=a,,b", "plugstack.conf argument \"default_profiles=a,,b\": empty profile name" },
 		{ "default_profiles=a b", "invalid profile name \"a b\"" },
 		{ "default_profiles=a,a", "given twice" },
-		{ "nosuchkey=1", "unknown key \"nosuchkey\": valid keys are profiles, default_profiles, warmup_helper, warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, warmup_bytes" },
+		{ "nosuchkey=1", "unknown key \"nosuchkey\": valid keys are profiles, default_profiles, warmup_helper, warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir" },
 		{ "=1", "unknown key \"\"" },
 		{ "PROFILES=/x", "unknown key \"PROFILES\"" },
 		{ "warmup_timeout", "\"warmup_timeout\": expected KEY=VALUE" },

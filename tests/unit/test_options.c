@@ -89,6 +89,8 @@ static void test_profile_errors(void **state)
 	static const struct bad_case cases[] = {
 		{ "", "--nccl-profile: empty value: give profile names separated by commas, \"list\" or \"none\"" },
 		{ NULL, "empty value" },
+		/* Slurm's encoding of a missing value (options.c) */
+		{ "(null)", "empty value" },
 		{ "a,,b", "empty profile name in the list" },
 		{ "a,", "empty profile name" },
 		{ ",a", "empty profile name" },
@@ -147,6 +149,18 @@ static void test_warmup_bare(void **state)
 	assert_int_equal(sn_warmup_option_parse("", &req, &err), 0);
 	assert_true(req.given);
 	assert_int_equal(req.mode, SN_WARMUP_MODE_UNSET);
+	/* What an srun inside an "#SBATCH --nccl-warmup" job receives. */
+	assert_int_equal(sn_warmup_option_parse("(null)", &req, &err), 0);
+	assert_true(req.given);
+	assert_int_equal(req.mode, SN_WARMUP_MODE_UNSET);
+	assert_false(req.verbose);
+	assert_false(req.fresh);
+	assert_true(sn_option_value_absent(NULL));
+	assert_true(sn_option_value_absent(""));
+	assert_true(sn_option_value_absent("(null)"));
+	assert_false(sn_option_value_absent("(null"));
+	assert_false(sn_option_value_absent("null"));
+	assert_false(sn_option_value_absent(" "));
 }
 
 static void test_warmup_modes(void **state)
@@ -155,17 +169,21 @@ static void test_warmup_modes(void **state)
 		const char *value;
 		enum sn_warmup_mode mode;
 		bool verbose;
+		bool fresh;
 	} cases[] = {
-		{ "off", SN_WARMUP_MODE_OFF, false },
-		{ "check", SN_WARMUP_MODE_CHECK, false },
-		{ "comm", SN_WARMUP_MODE_COMM, false },
-		{ "bandwidth", SN_WARMUP_MODE_BANDWIDTH, false },
-		{ "BANDWIDTH", SN_WARMUP_MODE_BANDWIDTH, false },
-		{ "comm,verbose", SN_WARMUP_MODE_COMM, true },
-		{ "verbose,check", SN_WARMUP_MODE_CHECK, true },
-		{ "verbose", SN_WARMUP_MODE_UNSET, true },
-		{ " comm , verbose ", SN_WARMUP_MODE_COMM, true },
-		{ "comm,comm", SN_WARMUP_MODE_COMM, false },
+		{ "off", SN_WARMUP_MODE_OFF, false, false },
+		{ "check", SN_WARMUP_MODE_CHECK, false, false },
+		{ "comm", SN_WARMUP_MODE_COMM, false, false },
+		{ "bandwidth", SN_WARMUP_MODE_BANDWIDTH, false, false },
+		{ "BANDWIDTH", SN_WARMUP_MODE_BANDWIDTH, false, false },
+		{ "comm,verbose", SN_WARMUP_MODE_COMM, true, false },
+		{ "verbose,check", SN_WARMUP_MODE_CHECK, true, false },
+		{ "verbose", SN_WARMUP_MODE_UNSET, true, false },
+		{ " comm , verbose ", SN_WARMUP_MODE_COMM, true, false },
+		{ "comm,comm", SN_WARMUP_MODE_COMM, false, false },
+		{ "comm,fresh", SN_WARMUP_MODE_COMM, false, true },
+		{ "fresh,verbose", SN_WARMUP_MODE_UNSET, true, true },
+		{ "FRESH", SN_WARMUP_MODE_UNSET, false, true },
 	};
 	struct sn_warmup_request req;
 	struct sn_error err = { "" };
@@ -177,13 +195,14 @@ static void test_warmup_modes(void **state)
 		assert_true(req.given);
 		assert_int_equal(req.mode, cases[i].mode);
 		assert_int_equal(req.verbose, cases[i].verbose);
+		assert_int_equal(req.fresh, cases[i].fresh);
 	}
 }
 
 static void test_warmup_errors(void **state)
 {
 	static const struct bad_case cases[] = {
-		{ "fast", "--nccl-warmup: unknown word \"fast\": use one of off, check, comm, bandwidth, optionally followed by \",verbose\"" },
+		{ "fast", "--nccl-warmup: unknown word \"fast\": use one of off, check, comm, bandwidth, optionally followed by \",verbose\" and/or \",fresh\"" },
 		{ "comm,bandwidth", "two modes, \"comm\" and \"bandwidth\"" },
 		{ "comm,", "empty word" },
 		{ ",comm", "empty word" },
@@ -191,6 +210,8 @@ static void test_warmup_errors(void **state)
 		{ "default", "unknown word \"default\"" },
 		{ "comm=1", "unknown word \"comm=1\"" },
 		{ "x\x01y", "unknown word \"x?y\"" },
+		{ "(null),comm", "unknown word \"(null)\"" },
+		{ "comm,(null)", "unknown word \"(null)\"" },
 	};
 	struct sn_warmup_request req;
 	struct sn_error err;

@@ -4,6 +4,7 @@
  * srun/sbatch refuse at submit time, what slurmstepd applies and prints,
  * and how warmup failures turn into task_init failures.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,8 +52,37 @@ struct fixture {
 	char helper[128];
 	char arg_profiles[160];
 	char arg_helper[160];
+	char arg_reuse[160];
 	struct sn_plugin p;
 };
+
+/* Removes DIR/SUB/<job dir>/<record> and the directories (two levels). */
+static void remove_tree(const char *dir, const char *sub)
+{
+	char path[512], inner[1024], leaf[1536];
+	struct dirent *a, *b;
+	DIR *da, *db;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	da = opendir(path);
+	while (da && (a = readdir(da))) {
+		if (a->d_name[0] == '.')
+			continue;
+		snprintf(inner, sizeof(inner), "%s/%s", path, a->d_name);
+		db = opendir(inner);
+		while (db && (b = readdir(db))) {
+			snprintf(leaf, sizeof(leaf), "%s/%s", inner, b->d_name);
+			if (strcmp(b->d_name, ".") && strcmp(b->d_name, ".."))
+				unlink(leaf);
+		}
+		if (db)
+			closedir(db);
+		rmdir(inner);
+	}
+	if (da)
+		closedir(da);
+	rmdir(path);
+}
 
 static void write_file(const char *path, const char *text, mode_t mode)
 {
@@ -80,6 +110,9 @@ static int setup(void **state)
 		 fx->profiles);
 	snprintf(fx->arg_helper, sizeof(fx->arg_helper), "warmup_helper=%s",
 		 fx->helper);
+	/* Warmup records in the fixture, never in the host's /run. */
+	snprintf(fx->arg_reuse, sizeof(fx->arg_reuse),
+		 "warmup_reuse_dir=%s/reuse", fx->dir);
 	unsetenv(SN_ENV_PROFILE);
 	unsetenv(SN_ENV_WARMUP);
 	unsetenv("NCCL_DEBUG");
@@ -94,6 +127,7 @@ static int teardown(void **state)
 	sn_plugin_fini(&fx->p);
 	unlink(fx->profiles);
 	unlink(fx->helper);
+	remove_tree(fx->dir, "reuse");
 	rmdir(fx->dir);
 	free(fx);
 	return 0;
@@ -102,8 +136,9 @@ static int teardown(void **state)
 static int init_with(struct fixture *fx, spank_context_t ctx,
 		     char *const *env, const char *extra_arg)
 {
-	char *av[4] = { fx->arg_profiles, fx->arg_helper, NULL, NULL };
-	int ac = 2;
+	char *av[5] = { fx->arg_profiles, fx->arg_helper, fx->arg_reuse, NULL,
+			 NULL };
+	int ac = 3;
 
 	if (extra_arg)
 		av[ac++] = (char *)extra_arg;
@@ -463,9 +498,115 @@ static void warmup_success_is_quiet(void **state)
 				"passed"));
 	sn_plugin_fini(&fx->p);
 
-	assert_int_equal(run_warmup_step(fx, env, "comm,verbose", NULL), 0);
+	/* fresh: the same job's pass above is not reused. */
+	assert_int_equal(run_warmup_step(fx, env, "comm,verbose,fresh", NULL), 0);
 	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
 				"warmup ok on n7"));
+}
+
+/* Lines in the helper's run log: how many times it ran. */
+static int helper_runs(struct fixture *fx)
+{
+	char path[192], line[64];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/runs", fx->dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void warmup_reuse_within_a_job(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURM_STEP_GPUS=2,3", NULL };
+	char *env_other_gpus[] = { "CUDA_VISIBLE_DEVICES=0,1",
+				   "SLURM_STEP_GPUS=0,1", NULL };
+	char *env_nccl[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURM_STEP_GPUS=2,3",
+			     "NCCL_ALGO=Ring", NULL };
+	char body[512], path[192], host[256];
+	bool root = geteuid() == 0;
+	struct stat st;
+	int expect;
+
+	snprintf(body, sizeof(body),
+		 "echo run >> %s/runs; [ -e %s/fail ] && exit 5; "
+		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
+		 fx->dir, fx->dir);
+	write_helper(fx, body);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	assert_int_equal(run_warmup_step(fx, env, "comm", NULL), 0);
+	assert_int_equal(helper_runs(fx), 1);
+	sn_plugin_fini(&fx->p);
+
+	/* Same job, node, GPUs, env: reused (only root can keep records). */
+	assert_int_equal(run_warmup_step(fx, env, "check,verbose", NULL), 0);
+	expect = root ? 1 : 2;
+	assert_int_equal(helper_runs(fx), expect);
+	if (root) {
+		assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+					"reused the comm-mode pass"));
+		assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+					"nccl-warmup reused"));
+		snprintf(path, sizeof(path), "%s/reuse/job-42", fx->dir);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_int_equal(st.st_uid, 0);
+		assert_int_equal(st.st_mode & 0777, 0700);
+	}
+	sn_plugin_fini(&fx->p);
+
+	/* A more thorough mode, other GPUs, other NCCL_*: warm again. */
+	assert_int_equal(run_warmup_step(fx, env, "bandwidth", NULL), 0);
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_warmup_step(fx, env_other_gpus, "comm", NULL), 0);
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_warmup_step(fx, env_nccl, "comm", NULL), 0);
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+
+	/* A failure removes the pass: the next step warms up again. */
+	snprintf(path, sizeof(path), "%s/fail", fx->dir);
+	write_file(path, "", 0644);
+	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", NULL), -1);
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+	unlink(path);
+	assert_int_equal(run_warmup_step(fx, env, "comm", NULL), 0);
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+
+	/* warmup_reuse=no: every step runs the helper. */
+	assert_int_equal(run_warmup_step(fx, env, "comm", "warmup_reuse=no"), 0);
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+
+	/* Another job never sees this job's records. */
+	{
+		spank_t sp = mock_spank_handle();
+
+		assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+		mock_spank()->ids.job_id = 43;
+		mock_spank()->ids.uid = getuid();
+		mock_spank()->ids.gid = getgid();
+		assert_int_equal(sn_option_warmup(&fx->p, "comm", 1), 0);
+		assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+		assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+		assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	}
+	assert_int_equal(helper_runs(fx), ++expect);
+	sn_plugin_fini(&fx->p);
+	/* ... and its step removed job 42's: no slurmstepd of 42 runs here. */
+	snprintf(path, sizeof(path), "%s/reuse/job-42", fx->dir);
+	assert_int_equal(lstat(path, &st), -1);
+
+	snprintf(path, sizeof(path), "%s/runs", fx->dir);
+	unlink(path);
 }
 
 static void warmup_failure_fails_tasks_with_one_message(void **state)
@@ -575,6 +716,7 @@ int main(void)
 		T(step_broken_profile_file_names_file_and_line),
 		T(warmup_skips_step_without_gpus),
 		T(warmup_success_is_quiet),
+		T(warmup_reuse_within_a_job),
 		T(warmup_failure_fails_tasks_with_one_message),
 		T(warmup_policy_warn_lets_step_run),
 		T(warmup_timeout_kills_helper),

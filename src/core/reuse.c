@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reuse.h"
+
+/* Variables besides NCCL_* that change which NCCL runs, or how. */
+static const char *const key_env_names[] = {
+	"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_DEVICE_ORDER",
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	char *grown;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->cap ? b->cap * 2 : 256) + n;
+
+		grown = realloc(b->p, cap);
+		if (!grown) {
+			b->oom = true;
+			return;
+		}
+		b->p = grown;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* "LABEL" VALUE "\n", with '\\' and '\n' in VALUE escaped. */
+static void buf_item(struct buf *b, const char *label, const char *value)
+{
+	const char *s;
+
+	buf_add(b, label, strlen(label));
+	for (s = value ? value : ""; *s; s++) {
+		if (*s == '\\')
+			buf_add(b, "\\\\", 2);
+		else if (*s == '\n')
+			buf_add(b, "\\n", 2);
+		else
+			buf_add(b, s, 1);
+	}
+	buf_add(b, "\n", 1);
+}
+
+static bool key_env_wanted(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t n = eq ? (size_t)(eq - entry) : 0, i;
+
+	if (!eq)
+		return false;
+	if (n > 5 && strncmp(entry, "NCCL_", 5) == 0)
+		return true;
+	for (i = 0; i < sizeof(key_env_names) / sizeof(key_env_names[0]); i++)
+		if (strlen(key_env_names[i]) == n &&
+		    strncmp(entry, key_env_names[i], n) == 0)
+			return true;
+	return false;
+}
+
+/* By name; a name is unique in an environment, so ties do not matter. */
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* FNV-1a, 64 bit: names the file; the full key is compared anyway. */
+static uint64_t fnv1a64(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+int sn_reuse_key_build(struct sn_reuse_key *key,
+		       const struct sn_reuse_inputs *in, struct sn_error *err)
+{
+	struct buf b = { 0 };
+	const char **picked = NULL;
+	size_t n = 0, count = 0, i;
+
+	memset(key, 0, sizeof(*key));
+	for (i = 0; in->envp && in->envp[i]; i++)
+		count++;
+	if (count) {
+		picked = calloc(count, sizeof(*picked));
+		if (!picked)
+			goto oom;
+	}
+	for (i = 0; i < count; i++)
+		if (key_env_wanted(in->envp[i]))
+			picked[n++] = in->envp[i];
+	qsort(picked, n, sizeof(*picked), cmp_entry);
+	buf_item(&b, "node=", in->node);
+	buf_item(&b, "gpus=", in->gpus);
+	buf_item(&b, "visible=", in->visible);
+	buf_item(&b, "helper=", in->helper);
+	for (i = 0; i < n; i++)
+		buf_item(&b, "env:", picked[i]);
+	free(picked);
+	if (b.oom)
+		goto oom;
+	key->text = b.p;
+	key->len = b.len;
+	snprintf(key->name, sizeof(key->name), "%016" PRIx64,
+		 fnv1a64(b.p, b.len));
+	return 0;
+oom:
+	free(b.p);
+	sn_error_set(err, "warmup reuse: out of memory");
+	return -1;
+}
+
+void sn_reuse_key_free(struct sn_reuse_key *key)
+{
+	free(key->text);
+	memset(key, 0, sizeof(*key));
+}
+
+int sn_reuse_record_format(const struct sn_reuse_record *rec, char **buf,
+			   size_t *len)
+{
+	char head[512];
+	int n;
+
+	n = snprintf(head, sizeof(head),
+		     SN_REUSE_MAGIC "\njob=%" PRIu32 "\nuid=%lu\nstep=%" PRIu32
+		     "\nmode=%s\nbytes=%lu\nmin_busbw=%.6f\nelapsed_ms=%.0f\nkey_len=%zu\n",
+		     rec->job_id, (unsigned long)rec->uid, rec->step_id,
+		     sn_warmup_mode_name(rec->mode), rec->bytes,
+		     rec->min_busbw, rec->elapsed_ms, rec->key_len);
+	if (n < 0 || (size_t)n >= sizeof(head) ||
+	    (size_t)n + rec->key_len > SN_REUSE_RECORD_MAX)
+		return -1;
+	*buf = malloc((size_t)n + rec->key_len + 1);
+	if (!*buf)
+		return -1;
+	memcpy(*buf, head, (size_t)n);
+	memcpy(*buf + n, rec->key, rec->key_len);
+	(*buf)[n + rec->key_len] = '\0';
+	*len = (size_t)n + rec->key_len;
+	return 0;
+}
+
+/*
+ * Reads the next "NAME=" line of the header into VALUE; the line must be
+ * exactly the expected name.
+ */
+static int header_line(const char **cursor, const char *end, const char *name,
+		       char *value, size_t len)
+{
+	const char *nl = memchr(*cursor, '\n', (size_t)(end - *cursor));
+	size_t nlen = strlen(name), vlen;
+
+	if (!nl || (size_t)(nl - *cursor) <= nlen ||
+	    strncmp(*cursor, name, nlen) != 0 || (*cursor)[nlen] != '=')
+		return -1;
+	vlen = (size_t)(nl - *cursor) - nlen - 1;
+	if (vlen == 0 || vlen >= len)
+		return -1;
+	memcpy(value, *cursor + nlen + 1, vlen);
+	value[vlen] = '\0';
+	*cursor = nl + 1;
+	return 0;
+}
+
+static int parse_ulong(const char *s, unsigned long long max,
+		       unsigned long long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return (errno || *end || *out > max) ? -1 : 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtod(s, &end);
+	return (errno || *end) ? -1 : 0;
+}
+
+int sn_reuse_record_parse(const char *buf, size_t len,
+			  struct sn_reuse_record *rec, struct sn_error *err)
+{
+	static const char magic[] = SN_REUSE_MAGIC "\n";
+	const char *cur = buf, *end = buf + len;
+	char v[64];
+	unsigned long long u;
+
+	memset(rec, 0, sizeof(*rec));
+	if (len < sizeof(magic) - 1 || memcmp(buf, magic, sizeof(magic) - 1)) {
+		sn_error_set(err, "not a warmup record (first line)");
+		return -1;
+	}
+	cur += sizeof(magic) - 1;
+#define FIELD(name, conv) \
+	if (header_line(&cur, end, name, v, sizeof(v)) < 0 || (conv)) { \
+		sn_error_set(err, "bad or missing \"%s\" line", name); \
+		return -1; \
+	}
+	FIELD("job", parse_ulong(v, UINT32_MAX, &u));
+	rec->job_id = (uint32_t)u;
+	FIELD("uid", parse_ulong(v, UINT32_MAX, &u));
+	rec->uid = (uid_t)u;
+	FIELD("step", parse_ulong(v, UINT32_MAX, &u));
+	rec->step_id = (uint32_t)u;
+	FIELD("mode", (rec->mode = sn_warmup_mode_from_name(v)) ==
+		      SN_WARMUP_MODE_UNSET || rec->mode == SN_WARMUP_MODE_OFF);
+	FIELD("bytes", parse_ulong(v, ULONG_MAX, &u));
+	rec->bytes = (unsigned long)u;
+	FIELD("min_busbw", parse_double(v, &rec->min_busbw));
+	FIELD("elapsed_ms", parse_double(v, &rec->elapsed_ms));
+	FIELD("key_len", parse_ulong(v, SN_REUSE_RECORD_MAX, &u));
+#undef FIELD
+	if ((size_t)(end - cur) != u) {
+		sn_error_set(err, "the key is %zu bytes, the header says %llu",
+			     (size_t)(end - cur), u);
+		return -1;
+	}
+	rec->key = cur;
+	rec->key_len = (size_t)u;
+	return 0;
+}
+
+bool sn_reuse_mode_covers(enum sn_warmup_mode have, enum sn_warmup_mode want)
+{
+	/* The enum is ordered by thoroughness: check < comm < bandwidth. */
+	return have >= SN_WARMUP_MODE_CHECK && want >= SN_WARMUP_MODE_CHECK &&
+	       have <= SN_WARMUP_MODE_BANDWIDTH && have >= want;
+}
+
+int sn_reuse_record_usable(const struct sn_reuse_record *have,
+			   const struct sn_reuse_record *want,
+			   struct sn_error *why)
+{
+	char a[32], b[32];
+
+	if (have->job_id != want->job_id) {
+		sn_error_set(why, "written for job %" PRIu32, have->job_id);
+		return -1;
+	}
+	if (have->uid != want->uid) {
+		sn_error_set(why, "written for uid %lu",
+			     (unsigned long)have->uid);
+		return -1;
+	}
+	if (have->key_len != want->key_len ||
+	    memcmp(have->key, want->key, want->key_len) != 0) {
+		sn_error_set(why, "different node, GPUs, NCCL or NCCL_* settings");
+		return -1;
+	}
+	if (!sn_reuse_mode_covers(have->mode, want->mode)) {
+		sn_error_set(why, "%s mode passed, %s asked for",
+			     sn_warmup_mode_name(have->mode),
+			     sn_warmup_mode_name(want->mode));
+		return -1;
+	}
+	if (want->mode == SN_WARMUP_MODE_BANDWIDTH) {
+		/* Compared as written, so a round trip cannot differ. */
+		snprintf(a, sizeof(a), "%.6f", have->min_busbw);
+		snprintf(b, sizeof(b), "%.6f", want->min_busbw);
+		if (have->bytes != want->bytes || strcmp(a, b) != 0) {
+			sn_error_set(why, "bandwidth measured with other warmup_bytes or warmup_min_busbw");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int sn_reuse_stat_trusted(const struct stat *st, bool dir,
+			  struct sn_error *why)
+{
+	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode)) {
+		sn_error_set(why, "not a %s", dir ? "directory" : "regular file");
+		return -1;
+	}
+	if (st->st_uid != 0) {
+		sn_error_set(why, "owned by uid %lu, not root",
+			     (unsigned long)st->st_uid);
+		return -1;
+	}
+	if (st->st_mode & 077) {
+		sn_error_set(why, "mode %04o: group or others have access",
+			     (unsigned int)(st->st_mode & 07777));
+		return -1;
+	}
+	if (!dir && st->st_nlink != 1) {
+		sn_error_set(why, "%lu hard links", (unsigned long)st->st_nlink);
+		return -1;
+	}
+	return 0;
+}
+
+void sn_reuse_job_dir_name(char *buf, size_t len, uint32_t job_id)
+{
+	snprintf(buf, len, "job-%" PRIu32, job_id);
+}
+
+bool sn_reuse_job_dir_parse(const char *name, uint32_t *job_id)
+{
+	unsigned long long u;
+
+	if (strncmp(name, "job-", 4) != 0 || name[4] == '0' ||
+	    parse_ulong(name + 4, UINT32_MAX, &u) < 0)
+		return false;
+	*job_id = (uint32_t)u;
+	return true;
+}

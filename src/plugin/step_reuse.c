@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slurmstepd: one warmup per node, GPU set, NCCL and NCCL_* settings per
+ * job (src/core/reuse.h has the key and the record).  Design and threat
+ * model: docs/design.md ("Warmup reuse") and docs/security.md.
+ *
+ *  - Records live in warmup_reuse_dir (default /run/spank-nccl, tmpfs),
+ *    root:root 0700, one root-only directory job-<JOBID> per job.  Only
+ *    root writes them: user_init runs with the real uid 0 and the job
+ *    user's euid (Slurm's _drop_privileges() in slurmstepd/mgr.c), so the
+ *    I/O below briefly takes euid 0 back and returns to the user's.
+ *  - A record is used only if the directory chain and the file are owned
+ *    by root with no group/other access, the file has one link, and its
+ *    job, uid and whole key match (a hash only names the file).
+ *  - Only passes are written; a failed run removes the record of its key.
+ *  - Removal: the batch step's and the extern step's slurm_spank_exit()
+ *    remove the job's directory (both run as root at the job's end on
+ *    their nodes); a warmup step also removes the directories of jobs
+ *    that have no slurmstepd left on this node ("slurmstepd: [JOB." is
+ *    the process title slurmstepd.c:_set_job_log_prefix() sets).  Nothing
+ *    runs for jobs that never use --nccl-warmup except one failing
+ *    openat() in the batch/extern step's exit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <slurm/slurm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plugin.h"
+#include "reuse.h"
+#include "spank_wrap.h"
+
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT 0xfffffffb
+#endif
+#ifndef SLURM_EXTERN_CONT
+#define SLURM_EXTERN_CONT 0xfffffffc
+#endif
+
+/* "batch", or the step number, for messages. */
+static const char *step_name(uint32_t step_id, char *buf, size_t len)
+{
+	if (step_id == SLURM_BATCH_SCRIPT)
+		return "batch";
+	snprintf(buf, len, "%" PRIu32, step_id);
+	return buf;
+}
+
+/* euid 0 for the record I/O; *SAVED is what to return to. */
+static int become_root(uid_t *saved)
+{
+	*saved = geteuid();
+	if (*saved == 0)
+		return 0;
+	if (seteuid(0) < 0) {
+		sn_log_info("warmup reuse: cannot take euid 0 back (%s): reuse off for this step",
+			    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Back to the job user's euid; failing that, the step must not run. */
+static int back_to_user(uid_t saved)
+{
+	if (saved == 0 || seteuid(saved) == 0)
+		return 0;
+	sn_log_error("warmup reuse: cannot return to euid %lu (%s)",
+		     (unsigned long)saved, strerror(errno));
+	return -1;
+}
+
+/* Opens (creating if asked) a root-only directory NAME under AT. */
+static int open_dir(int at, const char *name, bool create,
+		    struct sn_error *why)
+{
+	struct stat st;
+	int fd;
+
+	if (create && mkdirat(at, name, 0700) == 0) {
+		fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				      O_CLOEXEC);
+		/* mkdir took the job user's egid and the umask: fix both. */
+		if (fd >= 0 && (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)) {
+			sn_error_set(why, "%s: %s", name, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		sn_error_set(why, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || sn_reuse_stat_trusted(&st, true, why) < 0) {
+		struct sn_error inner = *why;
+
+		sn_error_set(why, "%s: %s", name, inner.msg);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A DIR stream over descriptor FD (taken over, closed on failure). */
+static DIR *dir_stream(int fd)
+{
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+/* Unlinks every entry of directory NAME under AT, then NAME itself. */
+static void remove_job_dir(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				  O_CLOEXEC);
+	DIR *d = dir_stream(fd);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(fd, de->d_name, 0);
+	closedir(d);
+	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		sn_log_info("warmup reuse: cannot remove %s: %s", name,
+			    strerror(errno));
+}
+
+/* True if some process on this node is a slurmstepd of job JOB. */
+static bool job_alive(uint32_t job)
+{
+	char want[48], want_het[48], path[64], title[64];
+	struct dirent *de;
+	bool alive = false;
+	ssize_t n;
+	DIR *proc;
+	int fd;
+
+	snprintf(want, sizeof(want), "slurmstepd: [%" PRIu32 ".", job);
+	snprintf(want_het, sizeof(want_het), "slurmstepd: [%" PRIu32 "+", job);
+	proc = opendir("/proc");
+	if (!proc)
+		return true;	/* cannot tell: keep the record */
+	while (!alive && (de = readdir(proc))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, title, sizeof(title) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		title[n] = '\0';
+		alive = strncmp(title, want, strlen(want)) == 0 ||
+			strncmp(title, want_het, strlen(want_het)) == 0;
+	}
+	closedir(proc);
+	return alive;
+}
+
+/* Removes the directories of other jobs that left this node. */
+static void sweep(int base, uint32_t own_job)
+{
+	DIR *d = dir_stream(dup(base));
+	struct dirent *de;
+	uint32_t job;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!sn_reuse_job_dir_parse(de->d_name, &job) || job == own_job)
+			continue;
+		if (job_alive(job))
+			continue;
+		remove_job_dir(base, de->d_name);
+		sn_log_info("warmup reuse: removed the records of job %" PRIu32 " (no step left on this node)",
+			    job);
+	}
+	closedir(d);
+}
+
+/* The step's environment values that go into the key. */
+static int build_key(struct sn_plugin *p, spank_t sp,
+		     const struct sn_job_ids *ids, const char *node,
+		     const char *visible, struct sn_reuse_key *key)
+{
+	char gpus[512] = "";
+	struct sn_error err;
+	struct sn_reuse_inputs in = {
+		.node = node,
+		.gpus = gpus,
+		.visible = visible,
+		.helper = p->cfg.warmup_helper,
+		.envp = sn_spank_job_env(sp),
+	};
+
+	/* Physical GPU indices: a batch step has only the job's. */
+	if (ids->step_id == SLURM_BATCH_SCRIPT ||
+	    sn_spank_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) != 1)
+		if (sn_spank_getenv(sp, "SLURM_JOB_GPUS", gpus,
+				    sizeof(gpus)) != 1)
+			gpus[0] = '\0';
+	if (sn_reuse_key_build(key, &in, &err) < 0) {
+		sn_log_info("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void want_record(const struct sn_plugin *p,
+			const struct sn_job_ids *ids,
+			enum sn_warmup_mode mode, const struct sn_reuse_key *key,
+			struct sn_reuse_record *want)
+{
+	memset(want, 0, sizeof(*want));
+	want->job_id = ids->job_id;
+	want->uid = ids->uid;
+	want->step_id = ids->step_id;
+	want->mode = mode;
+	if (mode == SN_WARMUP_MODE_BANDWIDTH) {
+		want->bytes = p->cfg.warmup_bytes;
+		want->min_busbw = p->cfg.warmup_min_busbw_gbps;
+	}
+	want->key = key->text;
+	want->key_len = key->len;
+}
+
+/* Reads record NAME in directory DIRFD; 0 and *HAVE when trusted. */
+static int read_record(int dirfd, const char *name, char *buf, size_t len,
+		       struct sn_reuse_record *have, struct sn_error *why)
+{
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+				 O_NONBLOCK);
+	if (fd < 0) {
+		sn_error_set(why, "%s", errno == ENOENT ? "no record" :
+			     strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || sn_reuse_stat_trusted(&st, false, why) < 0) {
+		close(fd);
+		return -1;
+	}
+	while (got < len && (n = read(fd, buf + got, len - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	return sn_reuse_record_parse(buf, got, have, why);
+}
+
+/* What lookup and store share: the key, euid 0 and the open directories. */
+struct session {
+	struct sn_reuse_key key;
+	uid_t saved;
+	int base, job;
+	char dir[32];
+	struct sn_error why;
+};
+
+/* 0 with S ready (euid 0, base open, job open if it exists or CREATE). */
+static int session_open(struct sn_plugin *p, spank_t sp,
+			const struct sn_job_ids *ids, const char *node,
+			const char *visible, bool create, struct session *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = s->job = -1;
+	if (build_key(p, sp, ids, node, visible, &s->key) < 0)
+		return -1;
+	if (become_root(&s->saved) < 0) {
+		sn_reuse_key_free(&s->key);
+		return -1;
+	}
+	sn_reuse_job_dir_name(s->dir, sizeof(s->dir), ids->job_id);
+	s->base = open_dir(AT_FDCWD, p->cfg.warmup_reuse_dir, true, &s->why);
+	if (s->base < 0) {
+		sn_log_info("warmup reuse: %s (warmup_reuse_dir must be root's, mode 0700): warming up without reuse",
+			    s->why.msg);
+		return 0;
+	}
+	s->job = open_dir(s->base, s->dir, create, &s->why);
+	return 0;
+}
+
+/* Closes everything and returns to the user's euid (-1 if that fails). */
+static int session_close(struct session *s)
+{
+	if (s->job >= 0)
+		close(s->job);
+	if (s->base >= 0)
+		close(s->base);
+	sn_reuse_key_free(&s->key);
+	return back_to_user(s->saved);
+}
+
+int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
+			 const struct sn_job_ids *ids, const char *node,
+			 const char *visible, enum sn_warmup_mode mode)
+{
+	struct sn_reuse_record have, want;
+	struct session s;
+	char step_buf[16], *buf = NULL;
+	const char *step;
+	int reused = 0;
+
+	if (!p->cfg.warmup_reuse ||
+	    session_open(p, sp, ids, node, visible, false, &s) < 0)
+		return 0;
+	if (s.base >= 0)
+		sweep(s.base, ids->job_id);
+	/* fresh: the user asked for a new warmup. */
+	if (p->warmup_req.fresh || s.job < 0)
+		goto out;
+	buf = malloc(SN_REUSE_RECORD_MAX);
+	if (!buf)
+		goto out;
+	want_record(p, ids, mode, &s.key, &want);
+	if (read_record(s.job, s.key.name, buf, SN_REUSE_RECORD_MAX, &have,
+			&s.why) < 0 ||
+	    sn_reuse_record_usable(&have, &want, &s.why) < 0) {
+		if (strcmp(s.why.msg, "no record") == 0)
+			goto out;	/* the first step with this key */
+		sn_log_info("job %u step %u on %s: warmup record not reused: %s",
+			    ids->job_id, ids->step_id, node, s.why.msg);
+		goto out;
+	}
+	reused = 1;
+	step = step_name(have.step_id, step_buf, sizeof(step_buf));
+	/* Not "nccl-warmup passed": that line counts real runs. */
+	sn_log_info("job %u step %u on %s: nccl-warmup reused: %s mode passed in step %s of this job (%.0f ms saved)",
+		    ids->job_id, ids->step_id, node,
+		    sn_warmup_mode_name(have.mode), step, have.elapsed_ms);
+	if (p->warmup_req.verbose)
+		sn_log_user("warmup ok on %s: reused the %s-mode pass of step %s of this job (same GPUs, NCCL and NCCL_* settings; add ',fresh' to warm up again)",
+			    node, sn_warmup_mode_name(have.mode), step);
+out:
+	free(buf);
+	if (session_close(&s) < 0)
+		reused = -1;
+	return reused;
+}
+
+/* Writes BUF as record NAME in DIRFD: a root-only temporary, renamed. */
+static int write_record(int dirfd, const char *name, const char *buf,
+			size_t len)
+{
+	char tmp[64];
+	ssize_t n;
+	size_t done = 0;
+	int fd, rc = -1;
+
+	snprintf(tmp, sizeof(tmp), ".%s.%ld", name, (long)getpid());
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fchown(fd, 0, 0) == 0 && fchmod(fd, 0600) == 0) {
+		while (done < len && (n = write(fd, buf + done, len - done)) > 0)
+			done += (size_t)n;
+		rc = done == len ? 0 : -1;
+	}
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = renameat(dirfd, tmp, dirfd, name);
+	if (rc < 0)
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+int sn_step_reuse_store(struct sn_plugin *p, spank_t sp,
+			const struct sn_job_ids *ids, const char *node,
+			const char *visible, enum sn_warmup_mode mode,
+			bool passed, double elapsed_ms)
+{
+	struct sn_reuse_record rec;
+	struct session s;
+	char *buf = NULL;
+	size_t len;
+
+	if (!p->cfg.warmup_reuse ||
+	    session_open(p, sp, ids, node, visible, passed, &s) < 0)
+		return 0;
+	if (s.job < 0) {
+		if (passed && s.base >= 0)
+			sn_log_info("warmup reuse: cannot record the pass: %s",
+				    s.why.msg);
+	} else if (!passed) {
+		/* A failure is never reused, nor what passed before it. */
+		unlinkat(s.job, s.key.name, 0);
+	} else {
+		want_record(p, ids, mode, &s.key, &rec);
+		rec.elapsed_ms = elapsed_ms;
+		if (sn_reuse_record_format(&rec, &buf, &len) < 0 ||
+		    write_record(s.job, s.key.name, buf, len) < 0)
+			sn_log_info("warmup reuse: cannot write %s/%s/%s: %s",
+				    p->cfg.warmup_reuse_dir, s.dir, s.key.name,
+				    strerror(errno));
+	}
+	free(buf);
+	return session_close(&s);
+}
+
+void sn_step_reuse_job_end(struct sn_plugin *p, spank_t sp)
+{
+	struct sn_job_ids ids;
+	char dir[32];
+	uid_t saved;
+	int base;
+
+	if (!p->config_ok || !p->cfg.warmup_reuse ||
+	    sn_spank_job_ids(sp, &ids) < 0 ||
+	    (ids.step_id != SLURM_BATCH_SCRIPT &&
+	     ids.step_id != SLURM_EXTERN_CONT))
+		return;
+	if (become_root(&saved) < 0)
+		return;
+	/* Not created here: a job that never warmed up costs one openat(). */
+	base = open(p->cfg.warmup_reuse_dir,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (base >= 0) {
+		sn_reuse_job_dir_name(dir, sizeof(dir), ids.job_id);
+		remove_job_dir(base, dir);
+		close(base);
+	}
+	back_to_user(saved);
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/* Warmup reuse (src/core/reuse.c): the key, the record, the checks. */
+#include "core_testutil.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "reuse.h"
+
+static struct sn_reuse_inputs inputs(char *const *envp)
+{
+	struct sn_reuse_inputs in = {
+		.node = "n1",
+		.gpus = "2,3",
+		.visible = "0,1",
+		.helper = "/usr/libexec/nccl-warmup",
+		.envp = envp,
+	};
+
+	return in;
+}
+
+static void test_key_text_and_order(void **state)
+{
+	char *env[] = { "NCCL_SOCKET_IFNAME=eth0", "HOME=/root",
+			"LD_LIBRARY_PATH=/opt/nccl/lib", "NCCL_ALGO=Ring",
+			"NCCL_=x", "NCCL", "PATH=/bin", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+			"LD_PRELOAD=", "FAKE_X=1", NULL };
+	struct sn_reuse_inputs in = inputs(env);
+	struct sn_reuse_key k;
+	struct sn_error err = { "" };
+
+	assert_int_equal(sn_reuse_key_build(&k, &in, &err), 0);
+	assert_string_equal(k.text,
+		"node=n1\ngpus=2,3\nvisible=0,1\nhelper=/usr/libexec/nccl-warmup\n"
+		"env:CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
+		"env:LD_LIBRARY_PATH=/opt/nccl/lib\n"
+		"env:LD_PRELOAD=\n"
+		"env:NCCL_ALGO=Ring\n"
+		"env:NCCL_SOCKET_IFNAME=eth0\n");
+	assert_int_equal(k.len, strlen(k.text));
+	assert_int_equal(strlen(k.name), 16);
+	assert_int_equal(strspn(k.name, "0123456789abcdef"), 16);
+	sn_reuse_key_free(&k);
+	assert_null(k.text);
+}
+
+static void test_key_changes_with_each_input(void **state)
+{
+	char *env[] = { "NCCL_ALGO=Ring", NULL };
+	char *env2[] = { "NCCL_ALGO=Tree", NULL };
+	char *env3[] = { "NCCL_ALGO=Ring", "NCCL_PROTO=LL", NULL };
+	char *env4[] = { "NCCL_ALGO=Ring", "LD_PRELOAD=/x/libnccl.so", NULL };
+	char *env_same[] = { "OTHER=1", "NCCL_ALGO=Ring", NULL };
+	struct sn_reuse_inputs base = inputs(env), in;
+	struct sn_reuse_key a, b;
+	struct sn_error err;
+	int i;
+
+	assert_int_equal(sn_reuse_key_build(&a, &base, &err), 0);
+	for (i = 0; i < 8; i++) {
+		in = base;
+		switch (i) {
+		case 0: in.node = "n2"; break;
+		case 1: in.gpus = "0,1"; break;
+		case 2: in.visible = "0"; break;
+		case 3: in.helper = "/opt/nccl-warmup"; break;
+		case 4: in.envp = env2; break;
+		case 5: in.envp = env3; break;
+		case 6: in.envp = env4; break;
+		case 7: in.envp = NULL; break;
+		}
+		assert_int_equal(sn_reuse_key_build(&b, &in, &err), 0);
+		if (strcmp(a.text, b.text) == 0 || strcmp(a.name, b.name) == 0)
+			fail_msg("input %d did not change the key", i);
+		sn_reuse_key_free(&b);
+	}
+	/* Variables outside the key change nothing. */
+	in = base;
+	in.envp = env_same;
+	assert_int_equal(sn_reuse_key_build(&b, &in, &err), 0);
+	assert_string_equal(a.text, b.text);
+	assert_string_equal(a.name, b.name);
+	sn_reuse_key_free(&b);
+	sn_reuse_key_free(&a);
+}
+
+static void test_key_escapes_newlines(void **state)
+{
+	/* A value cannot forge another key line. */
+	char *env[] = { "NCCL_X=a\nenv:NCCL_Y=b", "NCCL_Z=c\\d", NULL };
+	char *env2[] = { "NCCL_X=a", "NCCL_Y=b", "NCCL_Z=c\\d", NULL };
+	struct sn_reuse_inputs in = inputs(env);
+	struct sn_reuse_key a, b;
+	struct sn_error err;
+
+	assert_int_equal(sn_reuse_key_build(&a, &in, &err), 0);
+	assert_contains(a.text, "env:NCCL_X=a\\nenv:NCCL_Y=b\n");
+	assert_contains(a.text, "env:NCCL_Z=c\\\\d\n");
+	in.envp = env2;
+	assert_int_equal(sn_reuse_key_build(&b, &in, &err), 0);
+	assert_string_not_equal(a.text, b.text);
+	sn_reuse_key_free(&a);
+	sn_reuse_key_free(&b);
+}
+
+static struct sn_reuse_record record(const char *key)
+{
+	struct sn_reuse_record r = {
+		.job_id = 4242,
+		.uid = 1000,
+		.step_id = 0xfffffffb,
+		.mode = SN_WARMUP_MODE_COMM,
+		.elapsed_ms = 1234,
+		.key = key,
+		.key_len = strlen(key),
+	};
+
+	return r;
+}
+
+static void test_record_round_trip(void **state)
+{
+	const char *key = "node=n1\ngpus=0,1\n";
+	struct sn_reuse_record r = record(key), back;
+	struct sn_error err = { "" };
+	char *buf;
+	size_t len;
+
+	r.mode = SN_WARMUP_MODE_BANDWIDTH;
+	r.bytes = 64UL << 20;
+	r.min_busbw = 37.5;
+	assert_int_equal(sn_reuse_record_format(&r, &buf, &len), 0);
+	assert_int_equal(strlen(buf), len);
+	assert_true(strncmp(buf, SN_REUSE_MAGIC "\njob=4242\nuid=1000\n", 35) == 0);
+	if (sn_reuse_record_parse(buf, len, &back, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(back.job_id, 4242);
+	assert_int_equal(back.uid, 1000);
+	assert_int_equal(back.step_id, 0xfffffffb);
+	assert_int_equal(back.mode, SN_WARMUP_MODE_BANDWIDTH);
+	assert_int_equal(back.bytes, 64UL << 20);
+	assert_true(back.min_busbw == 37.5);
+	assert_true(back.elapsed_ms == 1234);
+	assert_int_equal(back.key_len, strlen(key));
+	assert_memory_equal(back.key, key, back.key_len);
+	assert_int_equal(sn_reuse_record_usable(&back, &r, &err), 0);
+	free(buf);
+}
+
+static void test_record_parse_refuses(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *why;
+	} cases[] = {
+		{ "", "first line" },
+		{ "spank-nccl warmup pass 2\n", "first line" },
+		{ SN_REUSE_MAGIC "\n", "\"job\"" },
+		{ SN_REUSE_MAGIC "\njob=x\n", "\"job\"" },
+		{ SN_REUSE_MAGIC "\njob=-1\n", "\"job\"" },
+		{ SN_REUSE_MAGIC "\njob=4294967296\n", "\"job\"" },
+		{ SN_REUSE_MAGIC "\nuid=1\njob=1\n", "\"job\"" },
+		{ SN_REUSE_MAGIC "\njob=1\nuid=1\nstep=0\nmode=off\n", "\"mode\"" },
+		{ SN_REUSE_MAGIC "\njob=1\nuid=1\nstep=0\nmode=fast\n", "\"mode\"" },
+		{ SN_REUSE_MAGIC "\njob=1\nuid=1\nstep=0\nmode=comm\nbytes=0\nmin_busbw=nan\n", "\"min_busbw\"" },
+		{ SN_REUSE_MAGIC "\njob=1\nuid=1\nstep=0\nmode=comm\nbytes=0\nmin_busbw=0\nelapsed_ms=1\nkey_len=3\nab", "header says 3" },
+		{ SN_REUSE_MAGIC "\njob=1\nuid=1\nstep=0\nmode=comm\nbytes=0\nmin_busbw=0\nelapsed_ms=1\nkey_len=1\nab", "header says 1" },
+		{ SN_REUSE_MAGIC "\njob=1\nuid=1\nstep=0\nmode=comm\nbytes=0\nmin_busbw=0\nelapsed_ms=1\nkey_len=99999999\n", "\"key_len\"" },
+	};
+	struct sn_reuse_record r;
+	struct sn_error err;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err.msg[0] = '\0';
+		if (sn_reuse_record_parse(cases[i].text, strlen(cases[i].text),
+					  &r, &err) != -1)
+			fail_msg("accepted case %zu", i);
+		assert_contains(err.msg, cases[i].why);
+	}
+}
+
+static void test_record_usable(void **state)
+{
+	struct sn_reuse_record have = record("K1\n"), want = record("K1\n");
+	struct sn_error err;
+
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), 0);
+	want.job_id = 4243;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	assert_contains(err.msg, "job 4242");
+	want = record("K1\n");
+	want.uid = 0;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	assert_contains(err.msg, "uid 1000");
+	want = record("K2\n");
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	assert_contains(err.msg, "different node, GPUs");
+	want = record("K1\nmore");
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	/* A comm pass covers check, not bandwidth. */
+	want = record("K1\n");
+	want.mode = SN_WARMUP_MODE_CHECK;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), 0);
+	want.mode = SN_WARMUP_MODE_BANDWIDTH;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	assert_contains(err.msg, "comm mode passed, bandwidth asked for");
+	/* Bandwidth needs the same size and floor. */
+	have.mode = SN_WARMUP_MODE_BANDWIDTH;
+	have.bytes = want.bytes = 1024;
+	have.min_busbw = want.min_busbw = 10;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), 0);
+	want.min_busbw = 20;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	assert_contains(err.msg, "warmup_min_busbw");
+	want.min_busbw = 10;
+	want.bytes = 2048;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	want.mode = SN_WARMUP_MODE_COMM;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), 0);
+
+	assert_true(sn_reuse_mode_covers(SN_WARMUP_MODE_BANDWIDTH, SN_WARMUP_MODE_CHECK));
+	assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_CHECK, SN_WARMUP_MODE_COMM));
+	assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_OFF, SN_WARMUP_MODE_OFF));
+	assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_COMM, SN_WARMUP_MODE_UNSET));
+}
+
+static void test_stat_trusted(void **state)
+{
+	struct stat st;
+	struct sn_error err;
+
+	memset(&st, 0, sizeof(st));
+	st.st_mode = S_IFDIR | 0700;
+	st.st_nlink = 2;
+	assert_int_equal(sn_reuse_stat_trusted(&st, true, &err), 0);
+	assert_int_equal(sn_reuse_stat_trusted(&st, false, &err), -1);
+	assert_contains(err.msg, "not a regular file");
+	st.st_mode = S_IFDIR | 0755;
+	assert_int_equal(sn_reuse_stat_trusted(&st, true, &err), -1);
+	assert_contains(err.msg, "mode 0755");
+	st.st_mode = S_IFDIR | 0700;
+	st.st_uid = 1000;
+	assert_int_equal(sn_reuse_stat_trusted(&st, true, &err), -1);
+	assert_contains(err.msg, "owned by uid 1000");
+
+	memset(&st, 0, sizeof(st));
+	st.st_mode = S_IFREG | 0600;
+	st.st_nlink = 1;
+	assert_int_equal(sn_reuse_stat_trusted(&st, false, &err), 0);
+	st.st_nlink = 2;	/* a hard link the user made to a root file */
+	assert_int_equal(sn_reuse_stat_trusted(&st, false, &err), -1);
+	assert_contains(err.msg, "2 hard links");
+	st.st_nlink = 1;
+	st.st_mode = S_IFREG | 0640;
+	assert_int_equal(sn_reuse_stat_trusted(&st, false, &err), -1);
+	st.st_mode = S_IFLNK | 0600;
+	assert_int_equal(sn_reuse_stat_trusted(&st, false, &err), -1);
+	st.st_mode = S_IFIFO | 0600;
+	assert_int_equal(sn_reuse_stat_trusted(&st, false, &err), -1);
+}
+
+static void test_job_dir_names(void **state)
+{
+	char buf[32];
+	uint32_t job = 0;
+
+	sn_reuse_job_dir_name(buf, sizeof(buf), 4294967295U);
+	assert_string_equal(buf, "job-4294967295");
+	assert_true(sn_reuse_job_dir_parse(buf, &job));
+	assert_int_equal(job, 4294967295U);
+	assert_true(sn_reuse_job_dir_parse("job-7", &job));
+	assert_int_equal(job, 7);
+	assert_false(sn_reuse_job_dir_parse("job-", &job));
+	assert_false(sn_reuse_job_dir_parse("job-07", &job));
+	assert_false(sn_reuse_job_dir_parse("job-0", &job));
+	assert_false(sn_reuse_job_dir_parse("job-4294967296", &job));
+	assert_false(sn_reuse_job_dir_parse("job-1x", &job));
+	assert_false(sn_reuse_job_dir_parse("job--1", &job));
+	assert_false(sn_reuse_job_dir_parse(".job-1.123", &job));
+	assert_false(sn_reuse_job_dir_parse("x", &job));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_text_and_order),
+		cmocka_unit_test(test_key_changes_with_each_input),
+		cmocka_unit_test(test_key_escapes_newlines),
+		cmocka_unit_test(test_record_round_trip),
+		cmocka_unit_test(test_record_parse_refuses),
+		cmocka_unit_test(test_record_usable),
+		cmocka_unit_test(test_stat_trusted),
+		cmocka_unit_test(test_job_dir_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
