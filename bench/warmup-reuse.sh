@@ -122,7 +122,7 @@ for n in "${counts[@]}"; do
 	awk -v n="$n" -v s0="$(med none "$n" 3)" -v sb="$(med before "$n" 3)" \
 	    -v sa="$(med after "$n" 3)" -v w0="$(med none "$n" 4)" \
 	    -v wb="$(med before "$n" 4)" -v wa="$(med after "$n" 4)" 'BEGIN {
-		printf "| %d | %.2f s | %.2f s (+%.2f) | %.2f s (+%.2f) | %.2f s | %.2f s (+%.2f) | %.2f s (+%.2f) | %.2f s |\n",
+		printf "| %d | %.2f s | %.2f s (%+.2f) | %.2f s (%+.2f) | %.2f s | %.2f s (%+.2f) | %.2f s (%+.2f) | %.2f s |\n",
 			n, s0, sb, sb - s0, sa, sa - s0, w0, wb, wb - w0, wa, wa - w0, wb - wa
 	}'
 done
