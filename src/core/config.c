@@ -10,7 +10,7 @@
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
-	"warmup_bytes, warmup_teardown"
+	"warmup_bytes, warmup_teardown, warmup_nccl"
 #define MIN_WARMUP_BYTES (1UL << 10)
 #define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -225,6 +225,13 @@ static int parse_teardown(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+static int parse_nccl(struct sn_config *cfg, const char *value,
+		      const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->warmup_nccl, sizeof(cfg->warmup_nccl),
+			      value, arg, err);
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -235,6 +242,7 @@ static const struct key_def keys[] = {
 	{ "warmup_min_busbw", parse_busbw },
 	{ "warmup_bytes", parse_bytes },
 	{ "warmup_teardown", parse_teardown },
+	{ "warmup_nccl", parse_nccl },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -49,6 +49,9 @@ struct sn_config {
 	 * 0.43 s faster on 4xH200.  false: explicit clean teardown.
 	 */
 	bool warmup_teardown_exit;
+	/* warmup_nccl=: the site's NCCL (file or directory), tried after
+	 * the job's LD_LIBRARY_PATH; "" = the system's libnccl.so.2. */
+	char warmup_nccl[PATH_MAX];
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -4,11 +4,13 @@
  * callbacks and the SPANK_NCCL_* environment-variable forms:
  *
  *   --nccl-profile=NAME[,NAME...] | list | none
- *   --nccl-warmup[=MODE[,verbose]]   MODE: off | check | comm | bandwidth
+ *   --nccl-warmup[=MODE[,verbose][,nccl=PATH]]
+ *                                    MODE: off | check | comm | bandwidth
  */
 #ifndef SN_OPTIONS_H
 #define SN_OPTIONS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -41,6 +43,7 @@ struct sn_warmup_request {
 	bool given;
 	enum sn_warmup_mode mode;	/* UNSET when given without a mode */
 	bool verbose;
+	char nccl[PATH_MAX];	/* nccl=PATH: the step's NCCL, "" if none */
 };
 
 /* True if NAME is a valid profile name: [A-Za-z0-9][A-Za-z0-9._-]*, < 64. */

@@ -17,13 +17,9 @@
 /* Steps 3-4: NCCL.  Aborts the communicators on any failure. */
 static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 {
-	struct wu_nccl nccl;
 	struct wu_comm comm;
 	int code;
 
-	code = wu_nccl_load(run, &nccl);
-	if (code)
-		return code;
 	code = wu_gpus_create_contexts(run, cu);
 	if (code)
 		return code;
@@ -57,6 +53,7 @@ static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 
 static int run_all(struct wu_run *run)
 {
+	struct wu_nccl nccl;
 	struct wu_cu cu;
 	int code;
 
@@ -64,6 +61,11 @@ static int run_all(struct wu_run *run)
 	if (code)
 		return code;
 	code = wu_gpus_check_duplicates(run);
+	if (code)
+		return code;
+	/* Check mode too: every result names the NCCL the job would get.
+	 * Loading it runs nothing of NCCL but its ncclGetVersion. */
+	code = wu_nccl_load(run, &nccl);
 	if (code || run->opt.mode == WU_MODE_CHECK)
 		return code;
 	/*

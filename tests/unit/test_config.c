@@ -43,12 +43,14 @@ static void test_every_key(void **state)
 		"warmup_min_busbw=37.5",
 		"warmup_bytes=256M",
 		"warmup_teardown=clean",
+		"warmup_nccl=/opt/nccl/2.28/lib",
 	};
 	struct sn_config cfg;
 	struct sn_error err = { "" };
 
 	sn_config_defaults(&cfg);
-	if (sn_config_parse(&cfg, 9, argv, &err) != 0)
+	assert_string_equal(cfg.warmup_nccl, "");
+	if (sn_config_parse(&cfg, 10, argv, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_string_equal(cfg.profiles_path, "/etc/slurm/nccl-profiles.conf");
 	assert_true(cfg.default_profiles.given);
@@ -62,6 +64,7 @@ static void test_every_key(void **state)
 	assert_true(cfg.warmup_min_busbw_gbps == 37.5);
 	assert_int_equal(cfg.warmup_bytes, 256UL << 20);
 	assert_false(cfg.warmup_teardown_exit);
+	assert_string_equal(cfg.warmup_nccl, "/opt/nccl/2.28/lib");
 }
 
 static void test_good_values(void **state)
@@ -151,6 +154,7 @@ static void test_bad_values(void **state)
 		{ "warmup_bytes=M", "1K to 16G" },
 		{ "warmup_bytes=-1K", "1K to 16G" },
 		{ "warmup_teardown=fast", "expected exit" },
+		{ "warmup_nccl=lib/libnccl.so.2", "expected an absolute path" },
 		{ "warmup_teardown=", "empty value" },
 		{ "warmup_bytes=99999999999999999999G", "1K to 16G" },
 		{ "default_profiles=list", "\"list\" is a user request" },

@@ -278,9 +278,10 @@ expect_rc 0; ok_json
 expect_err "1 GPU: bus bandwidth is 0 by definition, floor not applied"
 expect_json '"busbw_gbps":0.000'
 
-# --- check mode makes no NCCL calls ------------------------------------
+# --- check mode makes no NCCL calls (but names the NCCL) -----------------
 run check-mode FAKE_NCCL_FAIL=init,uniqueid FAKE_NCCL_CRASH=init -- --json --mode check
 expect_rc 0; ok_json
+expect_json '"nccl_source":"ld_library_path"'
 expect_json '"mode":"check"'
 expect_json '"comm_init":null'
 
@@ -317,9 +318,9 @@ run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode ch
 run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode comm
 [ "$(grep -c "^lib=cuda pid=[0-9]* uid=$(id -ru)/$(id -u)/" "$tmp/cuda.log")" -eq 2 ] ||
 	fail "expected 2 cuda log lines: $(cat "$tmp/cuda.log")"
-# Check mode never loads NCCL.
-[ "$(grep -c '^lib=nccl pid=' "$tmp/nccl.log")" -eq 1 ] ||
-	fail "expected 1 nccl log line"
+# Check mode loads NCCL too (to name it), but runs nothing of it.
+[ "$(grep -c '^lib=nccl pid=' "$tmp/nccl.log")" -eq 2 ] ||
+	fail "expected 2 nccl log lines"
 
 # --- the driver and NCCL are loaded at run time --------------------------
 # Nothing of CUDA or NCCL is linked: a node with only the driver runs it.
