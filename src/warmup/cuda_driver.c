@@ -7,6 +7,10 @@
  * versioned symbol is the one a program built against cuda.h calls, and
  * it has been exported unchanged by every driver since CUDA 3.2 (R260),
  * so dlsym of exactly those names is what a linked program would bind.
+ * They are bound from the global scope (RTLD_DEFAULT) as a linked program
+ * binds them, so an LD_PRELOAD interposer of the job (or of
+ * tests/gpu/interpose.c) comes first; that libcuda.so.1 has each one is
+ * checked on its own handle.
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -65,10 +69,13 @@ int wu_cu_load(struct wu_run *run, struct wu_cu *cu)
 			       why ? why : "not found");
 	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *fn = dlsym(cu->handle, syms[i].name);
+		const char *name = syms[i].name;
+		void *fn = NULL;
 
-		if (!fn && syms[i].fallback)
-			fn = dlsym(cu->handle, syms[i].fallback);
+		if (!dlsym(cu->handle, name) && syms[i].fallback)
+			name = syms[i].fallback;
+		if (dlsym(cu->handle, name))
+			fn = dlsym(RTLD_DEFAULT, name);
 		if (!fn)
 			return wu_fail(run, SN_WARMUP_CUDA_ERROR,
 				       WU_LIBCUDA " lacks %s: the NVIDIA driver is too old or broken (R470 or newer is needed)",

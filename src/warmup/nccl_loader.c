@@ -105,8 +105,11 @@ static int resolve(struct wu_run *run, struct wu_nccl *nc, void *handle,
 	run->nccl_source = src;
 	pthread_mutex_unlock(&run->lock);
 
+	/* Present in this NCCL, bound from the global scope as a linked
+	 * program binds it (an LD_PRELOAD interposer comes first). */
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *fn = dlsym(handle, syms[i].name);
+		void *fn = dlsym(handle, syms[i].name) ?
+			   dlsym(RTLD_DEFAULT, syms[i].name) : NULL;
 
 		if (!fn)
 			return wu_fail(run, SN_WARMUP_NCCL_ERROR,
