@@ -469,11 +469,16 @@ build_project() {
 # gcc; its RUNPATH finds the toolkit's libcudart, hidden from ld.so.
 before_helper=
 build_before() {
-	local b=${SN_GPU_BEFORE_SRC:-}
+	local b=${SN_GPU_BEFORE_SRC:-} f srcs=()
 	[ -n "$b" ] && [ -f "$b/src/warmup/main.c" ] || return 0
+	# The helper's own sources, as its Makefile.inc lists them.
+	for f in $(sed -n '/^src_warmup_nccl_warmup_SOURCES/,/^$/p' \
+			"$b/src/warmup/Makefile.inc" | grep -o 'src/warmup/[a-z_]*\.c'); do
+		srcs+=("$b/$f")
+	done
 	if gcc -std=gnu11 -O2 -D_GNU_SOURCE -w -I"$b/src/core" -I"$work/build" \
 		'-DWU_VERSION="before"' -I"$cuda/include" -I"$nccl_prefix/include" \
-		-o "$work/nccl-warmup-before" "$b"/src/core/*.c "$b"/src/warmup/*.c \
+		-o "$work/nccl-warmup-before" "$b"/src/core/*.c "${srcs[@]}" \
 		-L"$cuda/lib64" -L"$nccl_prefix/lib" -Wl,-rpath,"$cuda/lib64" \
 		-lnccl -lcudart -lpthread >>"$out/build.log" 2>&1; then
 		before_helper=$work/nccl-warmup-before
