@@ -347,23 +347,28 @@ find_nccl() {
 # is put back, alone, as the node's system NCCL.
 sys_nccl=
 hide_cuda_runtime() {
-	local lib dir conf nccl
+	local lib dir conf nccl pass
 	[ "$dryrun" = 1 ] && return 0
 	echo "LD_LIBRARY_PATH was: ${LD_LIBRARY_PATH:-unset}"
 	unset LD_LIBRARY_PATH
 	nccl=$(ldconfig -p | awk '$1 == "libnccl.so.2" && /x86-64/ { print $NF; exit }')
-	for lib in $(ldconfig -p | awk '$1 ~ /^libcudart\.so/ { print $NF }'); do
-		dir=$(dirname "$(readlink -f "$lib")")
-		for conf in /etc/ld.so.conf.d/*.conf /etc/ld.so.conf; do
-			[ -f "$conf" ] || continue
-			grep -qxF "$(dirname "$lib")" "$conf" ||
-				grep -qxF "$dir" "$conf" || continue
-			echo "hiding $conf (lists $(dirname "$lib"), which holds $(basename "$lib"))"
-			grep -vxF -e "$(dirname "$lib")" -e "$dir" "$conf" >"$conf.sn-tmp" || :
-			mv -f "$conf.sn-tmp" "$conf"
+	# Several files may list (other spellings of) the same directory:
+	# hide what ld.so.cache shows until no libcudart is left.
+	for pass in 1 2 3 4 5; do
+		ldconfig -p | grep -q 'libcudart\.so' || break
+		for lib in $(ldconfig -p | awk '$1 ~ /^libcudart\.so/ { print $NF }'); do
+			dir=$(dirname "$(readlink -f "$lib")")
+			for conf in /etc/ld.so.conf.d/*.conf /etc/ld.so.conf; do
+				[ -f "$conf" ] || continue
+				grep -qxF "$(dirname "$lib")" "$conf" ||
+					grep -qxF "$dir" "$conf" || continue
+				echo "pass $pass: hiding $(dirname "$lib") from $conf (holds $(basename "$lib"))"
+				grep -vxF -e "$(dirname "$lib")" -e "$dir" "$conf" >"$conf.sn-tmp" || :
+				mv -f "$conf.sn-tmp" "$conf"
+			done
 		done
+		ldconfig
 	done
-	ldconfig
 	if [ -n "$nccl" ] && ! ldconfig -p | grep -q 'libnccl\.so\.2 '; then
 		mkdir -p /opt/sn-system-nccl
 		ln -sfn "$(readlink -f "$nccl")" /opt/sn-system-nccl/libnccl.so.2
