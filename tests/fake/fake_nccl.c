@@ -11,7 +11,6 @@
  * injected with FAKE_NCCL_* (see README.md).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,55 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda.h>
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <nccl.h>
-#pragma GCC diagnostic pop
+#include "fake_nccl.h"
 
 /* nccl.h declares these without "void": give them real prototypes. */
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 
-#include "fake_common.h"
-
 #define MAX_PENDING 1024
-#define SAMPLE 4096
-
-#ifndef FAKE_NCCL_DEFAULT_VERSION
-#define FAKE_NCCL_DEFAULT_VERSION NCCL_VERSION_CODE
-#endif
-
-struct ncclComm {
-	unsigned long long clique;	/* from the unique ID */
-	int rank;
-	int nranks;
-	int device;
-	bool blocking;
-	ncclResult_t state;		/* what ncclCommGetAsyncError says */
-	double ready_at;		/* InProgress until then (0: forever) */
-	CUdeviceptr reserved;		/* the device memory NCCL "takes" */
-};
-
-enum op_kind {
-	OP_INIT, OP_ALLREDUCE, OP_BROADCAST, OP_ALLGATHER, OP_REDUCESCATTER,
-	OP_SEND, OP_RECV,
-};
-
-static const char *const op_func[] = {
-	"Init", "AllReduce", "Broadcast", "AllGather", "ReduceScatter",
-	"Send", "Recv",
-};
-
-struct op {
-	enum op_kind kind;
-	ncclComm_t comm;
-	const void *send;
-	void *recv;
-	size_t count;
-	int peer;			/* root (broadcast) or peer (p2p) */
-	cudaStream_t stream;
-};
 
 /* The driver entry points the fake uses, from libcuda.so.1. */
 static struct {
@@ -329,132 +286,6 @@ static double allreduce_seconds(size_t bytes, int nranks)
 	return (double)bytes / algbw;
 }
 
-/* Does algorithm ALGO (NCCL_ALGO's spelling) implement KIND? NCCL 2.24+:
- * Tree, CollNet*, NVLSTree only AllReduce; PAT only AllGather and
- * ReduceScatter; NVLS those three; Ring everything. */
-static bool algo_supports(const char *algo, enum op_kind kind)
-{
-	if (!strcasecmp(algo, "ring"))
-		return true;
-	if (!strcasecmp(algo, "tree") || !strcasecmp(algo, "nvlstree") ||
-	    !strcasecmp(algo, "collnetchain"))
-		return kind == OP_ALLREDUCE;
-	if (!strcasecmp(algo, "pat"))
-		return kind == OP_ALLGATHER || kind == OP_REDUCESCATTER;
-	if (!strcasecmp(algo, "nvls") || !strcasecmp(algo, "collnetdirect"))
-		return kind == OP_ALLREDUCE || kind == OP_ALLGATHER ||
-		       kind == OP_REDUCESCATTER;
-	return false;
-}
-
-/* Whether the list "a,b" ("^a,b": all but those) allows an algorithm
- * that implements KIND. */
-static bool list_allows(const char *list, size_t len, enum op_kind kind)
-{
-	static const char *const all[] = {
-		"ring", "tree", "nvls", "nvlstree", "collnetdirect",
-		"collnetchain", "pat",
-	};
-	bool negate = len > 0 && list[0] == '^';
-	char items[256];
-
-	snprintf(items, sizeof(items), "%.*s", (int)(len - negate),
-		 list + negate);
-	for (size_t a = 0; a < sizeof(all) / sizeof(all[0]); a++) {
-		bool listed = false;
-		char *save = NULL, copy[256];
-
-		snprintf(copy, sizeof(copy), "%s", items);
-		for (char *t = strtok_r(copy, ",", &save); t;
-		     t = strtok_r(NULL, ",", &save))
-			listed |= strcasecmp(t, all[a]) == 0;
-		if (listed != negate && algo_supports(all[a], kind))
-			return true;
-	}
-	return false;
-}
-
-/* NCCL_ALGO="LIST" or "LIST;func:LIST;..." (2.24+): the func-specific
- * list wins over the general one. */
-static bool algo_allowed(enum op_kind kind)
-{
-	const char *algo = getenv("NCCL_ALGO");
-	const char *general = NULL, *p;
-	size_t general_len = 0;
-
-	if (!algo || !*algo || kind == OP_SEND || kind == OP_RECV ||
-	    fake_env_num("FAKE_NCCL_VERSION", FAKE_NCCL_DEFAULT_VERSION) < 22400)
-		return true;
-	for (p = algo; *p;) {
-		size_t len = strcspn(p, ";");
-		const char *colon = memchr(p, ':', len);
-
-		if (!colon) {
-			general = p;
-			general_len = len;
-		} else if ((size_t)(colon - p) == strlen(op_func[kind]) &&
-			   !strncasecmp(p, op_func[kind], (size_t)(colon - p))) {
-			return list_allows(colon + 1,
-					   len - (size_t)(colon - p) - 1, kind);
-		}
-		p += len;
-		if (*p)
-			p++;
-	}
-	return !general || list_allows(general, general_len, kind);
-}
-
-static float in_at(const struct op *o, size_t e)
-{
-	return ((const float *)o->send)[e];
-}
-
-/* The data movement of one collective over its ranks (ops by rank). */
-static void move_data(enum op_kind kind, struct op **by_rank, int n)
-{
-	size_t count = by_rank[0]->count;
-
-	for (size_t e = 0; e < count; e++) {
-		float sum = 0;
-
-		/* Large messages: reduce only both ends, so that the
-		 * host's speed does not swamp the simulated time. */
-		if (count > 2 * SAMPLE && e == SAMPLE)
-			e = count - SAMPLE;
-		switch (kind) {
-		case OP_ALLREDUCE:
-			for (int r = 0; r < n; r++)
-				sum += in_at(by_rank[r], e);
-			for (int r = 0; r < n; r++)
-				((float *)by_rank[r]->recv)[e] = sum;
-			break;
-		case OP_BROADCAST:
-			for (int r = 0; r < n; r++)
-				((float *)by_rank[r]->recv)[e] =
-					in_at(by_rank[by_rank[0]->peer], e);
-			break;
-		case OP_ALLGATHER:
-			for (int r = 0; r < n; r++)
-				for (int k = 0; k < n; k++)
-					((float *)by_rank[r]->recv)
-						[(size_t)k * count + e] =
-						in_at(by_rank[k], e);
-			break;
-		case OP_REDUCESCATTER:
-			for (int r = 0; r < n; r++) {
-				sum = 0;
-				for (int k = 0; k < n; k++)
-					sum += in_at(by_rank[k],
-						     (size_t)r * count + e);
-				((float *)by_rank[r]->recv)[e] = sum;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-}
-
 /* One collective: the ops of one clique and kind.  Under nccl.lock. */
 static ncclResult_t run_coll(struct op *ops, int n)
 {
@@ -466,17 +297,17 @@ static ncclResult_t run_coll(struct op *ops, int n)
 	if (n != nranks)
 		return set_error(ncclInvalidUsage,
 				 "fake: %s with %d of %d ranks in the group would hang",
-				 op_func[kind], n, nranks);
+				 fake_op_func[kind], n, nranks);
 	for (int i = 0; i < n; i++) {
 		if (ops[i].count != ops[0].count || ops[i].peer != ops[0].peer)
 			return set_error(ncclInvalidUsage,
 					 "fake: ranks disagree on the count or root");
 		by_rank[ops[i].comm->rank] = &ops[i];
 	}
-	if (!algo_allowed(kind))
+	if (!fake_algo_allowed(kind))
 		return set_error(ncclInvalidUsage,
 				 "fake: no algorithm/protocol available for function %s with datatype ncclFloat32. NCCL_ALGO was set to %s.",
-				 op_func[kind], getenv("NCCL_ALGO"));
+				 fake_op_func[kind], getenv("NCCL_ALGO"));
 	crash_if("allreduce");
 	if (fake_env_has("FAKE_NCCL_FAIL", "allreduce") ||
 	    (kind != OP_ALLREDUCE &&
@@ -484,10 +315,10 @@ static ncclResult_t run_coll(struct op *ops, int n)
 		for (int i = 0; i < n; i++)
 			ops[i].comm->state = set_error(ncclUnhandledCudaError,
 						       "fake: injected %s failure (FAKE_NCCL_FAIL)",
-						       op_func[kind]);
+						       fake_op_func[kind]);
 		return ncclSuccess;
 	}
-	move_data(kind, by_rank, n);
+	fake_move_data(kind, by_rank, n);
 	if (fake_env_has("FAKE_NCCL_WRONG_RESULT", "1") && kind == OP_ALLREDUCE)
 		((float *)by_rank[n - 1]->recv)[0] += 1.0f;
 	seconds = allreduce_seconds(ops[0].count * sizeof(float), nranks) -
