@@ -11,7 +11,13 @@
 #
 # Medians of SN_BENCH_RUNS runs each (default 5, at least 5), after one
 # discarded run of each kind; one table, then the targets:
-#   added latency <= 1.6 s, and at least 5x less than the PyTorch warmup.
+#   added latency <= SN_BENCH_TARGET_S (default 1.0 s, 2xH200; issue 14),
+#   and at least 5x less than the PyTorch warmup.
+# Before/after from one run: with SN_HELPER_BEFORE (another nccl-warmup,
+# e.g. the previous release) and SN_BENCH_PLUGSTACK (the cluster's
+# plugstack.conf, whose warmup_helper= is switched for those runs), the
+# same srun and helper measurements are taken with it too, interleaved;
+# SN_BENCH_BEFORE_ENV (e.g. LD_LIBRARY_PATH=...) is its environment.
 # Exit 1 if any run failed; missed targets are reported, not failed.
 #
 # Needs: an up cluster (SLURM_CONF exported, srun in PATH) whose node has
@@ -26,6 +32,11 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 runs=${SN_BENCH_RUNS:-5}
 helper=${SN_HELPER:-$(command -v nccl-warmup)}
+before=${SN_HELPER_BEFORE:-}
+plugstack=${SN_BENCH_PLUGSTACK:-}
+target=${SN_BENCH_TARGET_S:-1.0}
+# shellcheck disable=SC2206 # words on purpose: NAME=VALUE ...
+before_env=(${SN_BENCH_BEFORE_ENV:-})
 gpus=${SN_BENCH_GPUS:-$(nvidia-smi -L | grep -c '^GPU ')}
 samples=$(mktemp /tmp/warmup-bench.XXXXXX)
 trap 'rm -f "$samples" "$samples".*' EXIT
@@ -72,6 +83,22 @@ helper_json() {
 	timeout -k 5 120 "$helper" --json "$@"
 }
 
+# The "before" side: the other helper, in plugstack.conf and by hand.
+use_helper() {
+	sed -i "s#warmup_helper=[^ ]*#warmup_helper=$1#" "$plugstack"
+}
+srun_before() {
+	use_helper "$before"
+	env "${before_env[@]}" timeout -k 5 120 srun --immediate=30 -N1 \
+		--gres=gpu:"$gpus" --nccl-warmup true
+	local rc=$?
+	use_helper "$helper"
+	return $rc
+}
+before_json() {
+	env "${before_env[@]}" timeout -k 5 120 "$before" --json "$@"
+}
+
 # One JSON line -> samples "helper <phase>_ms" and busbw.
 helper_sample() {
 	local prefix=$1
@@ -87,6 +114,12 @@ if d.get("busbw_gbps") is not None:
 ' "$prefix" "$samples.last" >>"$samples" || errors=$((errors + 1))
 }
 
+if [ -n "$before" ]; then
+	[ -x "$before" ] || die "SN_HELPER_BEFORE=$before is not executable"
+	[ -f "$plugstack" ] && grep -q "warmup_helper=$helper" "$plugstack" ||
+		die "SN_BENCH_PLUGSTACK must name the plugstack.conf with warmup_helper=$helper"
+	echo "warmup-bench: before = $before (env: ${before_env[*]:-none})"
+fi
 echo "warmup-bench: $gpus GPUs, $runs runs each, helper $helper"
 echo "warmup-bench: node $(hostname), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 
@@ -95,14 +128,20 @@ timed "" srun_true
 timed "" srun_true --nccl-warmup
 timed "" helper_json
 
+[ -z "$before" ] || timed "" srun_before
 for ((i = 0; i < runs; i++)); do
 	# Interleaved, so drift hits both sides alike.
 	timed "srun true (s)" srun_true
 	timed "srun --nccl-warmup true (s)" srun_true --nccl-warmup
+	[ -z "$before" ] ||
+		timed "BEFORE srun --nccl-warmup true (s)" srun_before
 	timed "srun --nccl-warmup=check true (s)" srun_true --nccl-warmup=check
 done
 for ((i = 0; i < runs; i++)); do
 	timed "nccl-warmup wall (s)" helper_json && helper_sample "nccl-warmup"
+	[ -z "$before" ] ||
+		{ timed "BEFORE nccl-warmup wall (s)" before_json &&
+		  helper_sample "BEFORE nccl-warmup"; }
 done
 # What the plugin runs by default (warmup_teardown=exit).
 for ((i = 0; i < runs; i++)); do
@@ -118,7 +157,7 @@ for ((i = 0; i < runs; i++)); do
 		tail -n 1 "$samples.last" | sed 's/^/  pytorch_warmup.py: /'
 done
 
-python3 - "$samples" "$gpus" <<'EOF'
+python3 - "$samples" "$gpus" "$target" <<'EOF'
 import statistics
 import sys
 
@@ -157,8 +196,18 @@ added = warm - plain
 print("added launch latency (median srun --nccl-warmup - median srun): "
       "%.3f s" % added)
 print("%-58s %8s  %s" % ("target", "value", "verdict"))
-print("%-58s %7.2fs  %s" % ("added latency <= 1.6 s", added,
-                            "met" if added <= 1.6 else "MISSED"))
+target = float(sys.argv[3])
+print("%-58s %7.2fs  %s" % ("added latency <= %g s" % target, added,
+                            "met" if added <= target else "MISSED"))
+old = med.get("BEFORE srun --nccl-warmup true (s)")
+if old is not None:
+    print("%-58s %7.2fs -> %.2fs" % ("added latency, before -> after",
+                                      old - plain, added))
+    for k in order:
+        if k.startswith("BEFORE nccl-warmup ") and k.endswith("(ms)"):
+            new = med.get(k[len("BEFORE "):])
+            print("  %-56s %8.1f -> %s" % (k[len("BEFORE nccl-warmup "):],
+                                          med[k], "%.1f" % new if new is not None else "-"))
 ratio = torch / added if added > 0 else float("inf")
 print("%-58s %7.1fx  %s" % ("PyTorch warmup / added latency >= 5x", ratio,
                             "met" if ratio >= 5 else "MISSED"))

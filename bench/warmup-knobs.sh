@@ -18,10 +18,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 helper=${SN_HELPER:-}
 if [ -z "$helper" ]; then
 	helper=$(mktemp -d)/nccl-warmup
+	# Headers only: the helper loads libcuda.so.1 and libnccl.so.2.
 	gcc -O2 -std=gnu11 -D_GNU_SOURCE -DWU_VERSION=\"bench\" -I"$src/src/core" -I"$cuda/include" \
-		-o "$helper" "$src"/src/warmup/*.c "$src"/src/core/*.c \
-		-L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart \
-		-l:libnccl.so.2 -lpthread
+		-o "$helper" "$src"/src/warmup/*.c "$src"/src/core/*.c -lpthread -ldl
 fi
 echo "helper: $helper"
 echo "GPUs: $(nvidia-smi -L 2>/dev/null | wc -l) x $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
@@ -49,17 +48,51 @@ import json, sys
 r = json.loads(sys.argv[1]); t = r["timings_ms"]
 f = lambda k: "%.0f" % t[k] if t.get(k) is not None else "-"
 print(sys.argv[2], f("cuda_init"), f("contexts"), f("comm_init"),
-      f("allreduce"), f("teardown"), f("total"))
+      f("allreduce"), f("collectives"), f("teardown"), f("total"))
 PY
 	done
 	printf '%-34s' "$name"
-	for col in 1 2 3 4 5 6 7; do
+	for col in 1 2 3 4 5 6 7 8; do
 		printf ' %9s' "$(awk -v c=$col '{print $c}' "/tmp/knob-$name.txt" | grep -v '^-$' | median)"
 	done
 	echo
 }
 
-printf '%-34s %9s %9s %9s %9s %9s %9s %9s\n' variant wall_ms cuda ctx comm allred teardown total
+# One process per GPU instead of one thread per GPU: every GPU's own
+# process (CUDA_VISIBLE_DEVICES=i, a 1-rank communicator) started at once;
+# wall = the slowest, phases = the medians over processes and runs.  What
+# cuInit and context creation cost when each process has one GPU.
+per_process() {
+	local n i k start end
+	n=$(nvidia-smi -L | grep -c '^GPU ')
+	: >/tmp/knob-per-process.txt
+	for i in $(seq 0 "$runs"); do
+		start=$(date +%s%N)
+		for ((k = 0; k < n; k++)); do
+			CUDA_VISIBLE_DEVICES=$k timeout 60 "$helper" --json --quiet \
+				--teardown exit >"/tmp/knob-pp-$k.json" &
+		done
+		wait
+		end=$(date +%s%N)
+		[ "$i" -eq 0 ] && continue
+		for ((k = 0; k < n; k++)); do
+			python3 - "$(cat "/tmp/knob-pp-$k.json")" "$(( (end - start) / 1000000 ))" >>/tmp/knob-per-process.txt <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); t = r["timings_ms"]
+f = lambda k: "%.0f" % t[k] if t.get(k) is not None else "-"
+print(sys.argv[2], f("cuda_init"), f("contexts"), f("comm_init"),
+      f("allreduce"), f("collectives"), f("teardown"), f("total"))
+PY
+		done
+	done
+	printf '%-34s' "one process per GPU ($n, 1 rank)"
+	for col in 1 2 3 4 5 6 7 8; do
+		printf ' %9s' "$(awk -v c=$col '{print $c}' /tmp/knob-per-process.txt | grep -v '^-$' | median)"
+	done
+	echo
+}
+
+printf '%-34s %9s %9s %9s %9s %9s %9s %9s %9s\n' variant wall_ms cuda ctx comm allred coll teardown total
 variant clean --teardown clean
 variant exit --teardown exit
 variant exit+IB_DISABLE NCCL_IB_DISABLE=1 --teardown exit
@@ -68,6 +101,7 @@ variant exit+RUNTIME_CONNECT=0 NCCL_RUNTIME_CONNECT=0 --teardown exit
 variant exit+CUMEM=0 NCCL_CUMEM_ENABLE=0 --teardown exit
 variant exit+EAGER_modules CUDA_MODULE_LOADING=EAGER --teardown exit
 variant check --mode check
+per_process
 
 echo
 echo "NCCL's own init breakdown (NCCL_DEBUG=INFO, one run):"

@@ -57,7 +57,7 @@ fake=$(sn_fake_lib_dir)
 say "A 2-task step with two profiles and a communicator warmup"
 cat <<EOF
 This machine has no GPU: the step runs with LD_LIBRARY_PATH=$fake,
-a fake CUDA runtime and NCCL built by 'make check' that report four GPUs
+a fake NVIDIA driver (libcuda.so.1) and NCCL built by 'make check' that report four GPUs
 with distinct PCI bus IDs. On a GPU node the same command uses the real
 libraries.
 EOF

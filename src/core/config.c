@@ -10,7 +10,8 @@
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
-	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir"
+	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
+	"warmup_nccl"
 #define MIN_WARMUP_BYTES (1UL << 10)
 #define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -251,6 +252,13 @@ static int parse_reuse_dir(struct sn_config *cfg, const char *value,
 			      err);
 }
 
+static int parse_nccl(struct sn_config *cfg, const char *value,
+		      const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->warmup_nccl, sizeof(cfg->warmup_nccl),
+			      value, arg, err);
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -261,8 +269,8 @@ static const struct key_def keys[] = {
 	{ "warmup_min_busbw", parse_busbw },
 	{ "warmup_bytes", parse_bytes },
 	{ "warmup_teardown", parse_teardown },
-	{ "warmup_reuse", parse_reuse },
-	{ "warmup_reuse_dir", parse_reuse_dir },
+	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
+	"warmup_nccl"
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

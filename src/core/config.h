@@ -58,6 +58,9 @@ struct sn_config {
 	 */
 	bool warmup_reuse;
 	char warmup_reuse_dir[PATH_MAX];
+	/* warmup_nccl=: the site's NCCL (file or directory), tried after
+	 * the job's LD_LIBRARY_PATH; "" = the system's libnccl.so.2. */
+	char warmup_nccl[PATH_MAX];
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
 #include "strutil.h"
@@ -183,6 +184,32 @@ int sn_profile_list_parse_for(const char *value, struct sn_profile_request *req,
 	return -1;
 }
 
+/*
+ * "nccl=PATH" (the rest of the value up to the next comma): the NCCL the
+ * step's warmup loads when the job does not preload one (nccl-warmup
+ * --nccl).  Absolute, since nccl-warmup runs in the job's directory.
+ */
+static int nccl_word(const char **cursor, struct sn_warmup_request *out,
+		     struct sn_error *err)
+{
+	const char *path = *cursor + 5;
+	size_t n = strcspn(path, ",");
+
+	*cursor = path[n] ? path + n + 1 : NULL;
+	if (n == 0 || path[0] != '/' || n >= sizeof(out->nccl)) {
+		sn_error_set(err, OPT_WARMUP ": nccl= needs the absolute path of libnccl.so.2 or of its directory (at most %zu characters, no commas), e.g. nccl=$VIRTUAL_ENV/lib/python3.12/site-packages/nvidia/nccl/lib",
+			     sizeof(out->nccl) - 1);
+		return -1;
+	}
+	memcpy(out->nccl, path, n);
+	out->nccl[n] = '\0';
+	if (sn_str_has_control(out->nccl)) {
+		sn_error_set(err, OPT_WARMUP ": nccl= path contains control characters");
+		return -1;
+	}
+	return 0;
+}
+
 int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 			   struct sn_error *err)
 {
@@ -197,8 +224,15 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 		*req = out;	/* bare --nccl-warmup: the site's mode */
 		return 0;
 	}
-	while (cursor) {
-		int fits = next_element(&cursor, elem, sizeof(elem));
+	while (cursor && *value) {
+		int fits;
+
+		if (strncasecmp(cursor, "nccl=", 5) == 0) {
+			if (nccl_word(&cursor, &out, err) < 0)
+				return -1;
+			continue;
+		}
+		fits = next_element(&cursor, elem, sizeof(elem));
 
 		sn_str_printable(shown, sizeof(shown), elem);
 		if (fits == 0 && !*elem) {

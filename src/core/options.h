@@ -4,11 +4,13 @@
  * callbacks and the SPANK_NCCL_* environment-variable forms:
  *
  *   --nccl-profile=NAME[,NAME...] | list | none
- *   --nccl-warmup[=MODE[,verbose][,fresh]]   MODE: off|check|comm|bandwidth
+ *   --nccl-warmup[=MODE[,verbose][,fresh][,nccl=PATH]]
+ *                                    MODE: off | check | comm | bandwidth
  */
 #ifndef SN_OPTIONS_H
 #define SN_OPTIONS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -42,6 +44,7 @@ struct sn_warmup_request {
 	enum sn_warmup_mode mode;	/* UNSET when given without a mode */
 	bool verbose;
 	bool fresh;	/* never reuse an earlier pass of the same job */
+	char nccl[PATH_MAX];	/* nccl=PATH: the step's NCCL, "" if none */
 };
 
 /*

@@ -116,6 +116,9 @@ int sn_reuse_key_build(struct sn_reuse_key *key,
 	buf_item(&b, "gpus=", in->gpus);
 	buf_item(&b, "visible=", in->visible);
 	buf_item(&b, "helper=", in->helper);
+	/* Which NCCL the helper loads: the same library, or warm again. */
+	buf_item(&b, "nccl=", in->nccl ? in->nccl : "");
+	buf_item(&b, "nccl_default=", in->nccl_default ? in->nccl_default : "");
 	for (i = 0; i < n; i++)
 		buf_item(&b, "env:", picked[i]);
 	free(picked);

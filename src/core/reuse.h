@@ -47,6 +47,8 @@ struct sn_reuse_inputs {
 	const char *gpus;	/* physical indices, may be "" */
 	const char *visible;	/* CUDA_VISIBLE_DEVICES */
 	const char *helper;
+	const char *nccl;	/* the step's nccl=PATH, "" if none */
+	const char *nccl_default;	/* the site's warmup_nccl=, "" if none */
 	char *const *envp;	/* the step's environment, NULL-terminated */
 };
 

@@ -56,7 +56,9 @@ static struct spank_option sn_options[] = {
 	{ "nccl-warmup", "MODE",
 	  "[spank-nccl] Check GPUs and warm up NCCL on every node before the "
 	  "tasks start. MODE: check, comm (default), bandwidth, off; "
-	  "add ',verbose' for the per-node summary. Env: " SN_ENV_WARMUP,
+	  "add ',verbose' for the per-node summary, ',nccl=PATH' to warm the "
+	  "NCCL the job loads (libnccl.so.2 or its directory). Env: "
+	  SN_ENV_WARMUP,
 	  2, 0, cb_nccl_warmup },
 	SPANK_OPTIONS_TABLE_END
 };

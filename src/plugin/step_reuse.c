@@ -209,6 +209,8 @@ static int build_key(struct sn_plugin *p, spank_t sp,
 		.gpus = gpus,
 		.visible = visible,
 		.helper = p->cfg.warmup_helper,
+		.nccl = p->warmup_req.nccl,
+		.nccl_default = p->cfg.warmup_nccl,
 		.envp = sn_spank_job_env(sp),
 	};
 

@@ -63,7 +63,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
-	char *argv[20];
+	char *argv[24];
 	int argc = 0;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -89,6 +89,16 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	argv[argc++] = "--json";
 	argv[argc++] = "--teardown";
 	argv[argc++] = cfg->warmup_teardown_exit ? "exit" : "clean";
+	/* The NCCL search order (LD_PRELOAD first) is the helper's; these
+	 * are the step's and the site's places in it. */
+	if (p->warmup_req.nccl[0]) {
+		argv[argc++] = "--nccl";
+		argv[argc++] = p->warmup_req.nccl;
+	}
+	if (cfg->warmup_nccl[0]) {
+		argv[argc++] = "--nccl-default";
+		argv[argc++] = (char *)cfg->warmup_nccl;
+	}
 	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
 		argv[argc++] = "--bytes";
 		argv[argc++] = bytes;

@@ -2,49 +2,56 @@
 #include <stdio.h>
 
 #include "bandwidth.h"
+#include "cuda_driver.h"
 #include "errors.h"
+#include "nccl_loader.h"
 
 #define WU_TIMED_ITERS 5
 
 struct bw_buffers {
-	void *send[WU_MAX_GPUS];
-	void *recv[WU_MAX_GPUS];
+	CUdeviceptr send[WU_MAX_GPUS];
+	CUdeviceptr recv[WU_MAX_GPUS];
 };
 
 static int alloc_buffers(struct wu_run *run, struct wu_comm *c,
 			 struct bw_buffers *b, size_t bytes)
 {
+	const struct wu_cu *cu = run->cu;
+
 	for (int r = 0; r < c->n; r++) {
-		cudaError_t rc = cudaSetDevice(r);
+		int code = wu_cu_use(run, r);
+		CUresult rc;
 		char call[96];
 
-		snprintf(call, sizeof(call), "cudaMalloc(%zu bytes) on device %d",
+		if (code)
+			return code;
+		snprintf(call, sizeof(call), "cuMemAlloc(%zu bytes) on device %d",
 			 bytes, r);
-		if (rc == cudaSuccess)
-			rc = cudaMalloc(&b->send[r], bytes);
-		if (rc == cudaSuccess)
-			rc = cudaMalloc(&b->recv[r], bytes);
-		if (rc == cudaSuccess) {
+		rc = cu->mem_alloc(&b->send[r], bytes);
+		if (rc == CUDA_SUCCESS)
+			rc = cu->mem_alloc(&b->recv[r], bytes);
+		if (rc == CUDA_SUCCESS) {
 			/* Defined contents: no NaN/denormal surprises. */
-			snprintf(call, sizeof(call), "cudaMemset on device %d",
+			snprintf(call, sizeof(call), "cuMemsetD32 on device %d",
 				 r);
-			rc = cudaMemset(b->send[r], 0, bytes);
+			rc = cu->memset_d32(b->send[r], 0, bytes / 4);
 		}
-		if (rc != cudaSuccess)
+		if (rc != CUDA_SUCCESS)
 			return wu_cuda_fail(run, rc, call);
 	}
 	return SN_WARMUP_OK;
 }
 
-static void free_buffers(struct wu_comm *c, struct bw_buffers *b)
+static void free_buffers(struct wu_run *run, struct wu_comm *c,
+			 struct bw_buffers *b)
 {
 	for (int r = 0; r < c->n; r++) {
-		if (cudaSetDevice(r) != cudaSuccess)
+		if (wu_cu_use(run, r) != SN_WARMUP_OK)
 			continue;
 		if (b->send[r])
-			cudaFree(b->send[r]);
+			run->cu->mem_free(b->send[r]);
 		if (b->recv[r])
-			cudaFree(b->recv[r]);
+			run->cu->mem_free(b->recv[r]);
 	}
 }
 
@@ -52,20 +59,22 @@ static void free_buffers(struct wu_comm *c, struct bw_buffers *b)
 static int launch(struct wu_run *run, struct wu_comm *c,
 		  struct bw_buffers *b, size_t count)
 {
-	ncclResult_t rc = ncclGroupStart();
+	const struct wu_nccl *nc = run->nc;
+	ncclResult_t rc = nc->group_start();
 
 	if (rc != ncclSuccess)
 		return wu_nccl_fail(run, rc, NULL, "ncclGroupStart");
 	for (int r = 0; r < c->n; r++) {
-		rc = ncclAllReduce(b->send[r], b->recv[r], count, ncclFloat,
-				   ncclSum, c->comms[r], c->streams[r]);
+		rc = nc->all_reduce((void *)b->send[r], (void *)b->recv[r],
+				    count, ncclFloat, ncclSum, c->comms[r],
+				    c->streams[r]);
 		if (rc != ncclSuccess && rc != ncclInProgress) {
-			ncclGroupEnd();
+			nc->group_end();
 			return wu_nccl_fail(run, rc, c->comms[r],
 					    "ncclAllReduce (bandwidth)");
 		}
 	}
-	rc = ncclGroupEnd();
+	rc = nc->group_end();
 	if (rc != ncclSuccess && rc != ncclInProgress)
 		return wu_nccl_fail(run, rc, NULL,
 				    "ncclGroupEnd (bandwidth all-reduce)");
@@ -123,9 +132,9 @@ int wu_bandwidth(struct wu_run *run, struct wu_comm *c)
 			       busbw, run->opt.min_busbw_gbps, bytes, c->n);
 	}
 out:
-	/* After a failure the GPU may be wedged and cudaFree would block:
+	/* After a failure the GPU may be wedged and cuMemFree would block:
 	 * leave the memory to process exit. */
 	if (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH)
-		free_buffers(c, &b);
+		free_buffers(run, c, &b);
 	return code;
 }

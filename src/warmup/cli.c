@@ -29,6 +29,7 @@ void wu_cli_usage(void)
 	fputs("Usage: nccl-warmup [--mode check|comm|bandwidth] [--timeout SECONDS]\n"
 	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS] [--json]\n"
 	      "                   [--teardown clean|exit] [--quiet] [--node NAME]\n"
+	      "                   [--nccl FILE|DIR] [--nccl-default FILE|DIR]\n"
 	      "                   [--help] [--version]\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
@@ -45,7 +46,11 @@ void wu_cli_usage(void)
 	      "                     exiting (default)\n"
 	      "  --teardown exit    leave that to process exit (faster)\n"
 	      "  --quiet            no summary line on success\n"
-	      "  --node NAME        node name for messages (default: hostname)\n",
+	      "  --node NAME        node name for messages (default: hostname)\n"
+	      "  --nccl FILE|DIR    the NCCL the step named (after one in LD_PRELOAD)\n"
+	      "  --nccl-default FILE|DIR\n"
+	      "                     the site's NCCL, after LD_LIBRARY_PATH; then the\n"
+	      "                     system's libnccl.so.2 (see nccl-warmup(1))\n",
 	      stdout);
 }
 
@@ -158,10 +163,24 @@ static int parse_teardown(const char *v, struct wu_options *opt, char *err,
 	return -1;
 }
 
+/* An absolute path: the helper runs with the job's working directory. */
+static int parse_nccl_path(const char *name, const char *v, char *out,
+			   size_t out_len, char *err, size_t err_len)
+{
+	if (v[0] == '/' && strlen(v) < out_len) {
+		snprintf(out, out_len, "%s", v);
+		return 0;
+	}
+	snprintf(err, err_len,
+		 "invalid %s '%.80s': give the absolute path of libnccl.so.2 or of its directory",
+		 name, v);
+	return -1;
+}
+
 /* Options that take a value accept "--opt VALUE" and "--opt=VALUE". */
 static const char *const value_opts[] = {
 	"--mode", "--timeout", "--bytes", "--min-busbw", "--node", "--teardown",
-	NULL,
+	"--nccl", "--nccl-default", NULL,
 };
 
 enum wu_cli_result wu_cli_parse(int argc, char **argv,
@@ -232,6 +251,14 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 			rc = parse_node(value, opt, err, err_len);
 		else if (strcmp(name, "--teardown") == 0)
 			rc = parse_teardown(value, opt, err, err_len);
+		else if (strcmp(name, "--nccl") == 0)
+			rc = parse_nccl_path(name, value, opt->nccl_user,
+					     sizeof(opt->nccl_user), err,
+					     err_len);
+		else if (strcmp(name, "--nccl-default") == 0)
+			rc = parse_nccl_path(name, value, opt->nccl_admin,
+					     sizeof(opt->nccl_admin), err,
+					     err_len);
 		if (rc)
 			return WU_CLI_USAGE;
 	}

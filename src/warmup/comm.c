@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include "comm.h"
+#include "cuda_driver.h"
 #include "errors.h"
+#include "nccl_loader.h"
 
 static void poll_pause(void)
 {
@@ -43,7 +45,7 @@ int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 
 			if (!c->comms[r])
 				continue;
-			rc = ncclCommGetAsyncError(c->comms[r], &state);
+			rc = run->nc->comm_get_async_error(c->comms[r], &state);
 			if (rc == ncclSuccess && state == ncclInProgress) {
 				busy = true;
 				continue;
@@ -69,17 +71,17 @@ int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 		bool busy = false;
 
 		for (int r = 0; r < c->n; r++) {
-			cudaError_t rc = cudaStreamQuery(c->streams[r]);
+			CUresult rc = run->cu->stream_query(c->streams[r]);
 			char call[128];
 
-			if (rc == cudaErrorNotReady) {
+			if (rc == CUDA_ERROR_NOT_READY) {
 				busy = true;
 				continue;
 			}
-			if (rc == cudaSuccess)
+			if (rc == CUDA_SUCCESS)
 				continue;
 			snprintf(call, sizeof(call),
-				 "cudaStreamQuery after %s (device %d)", what,
+				 "cuStreamQuery after %s (device %d)", what,
 				 r);
 			return wu_cuda_fail(run, rc, call);
 		}
@@ -93,36 +95,50 @@ int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 
 int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 {
+	const struct wu_nccl *nc = run->nc;
 	ncclUniqueId id;
 	ncclResult_t rc;
 	int code;
 
 	memset(c, 0, sizeof(*c));
 	c->n = (int)run->n_gpus;
-	wu_phase_begin(run, WU_PHASE_COMM_INIT, "ncclGetUniqueId");
-	rc = ncclGetUniqueId(&id);
+	wu_phase_begin(run, WU_PHASE_COMM_INIT, "cuMemGetInfo");
+	/* Free memory before NCCL: what it takes is measured against it. */
+	for (int r = 0; r < c->n; r++) {
+		size_t total = 0;
+		CUresult crc;
+
+		code = wu_cu_use(run, r);
+		if (code)
+			return code;
+		crc = run->cu->mem_get_info(&c->free_before[r], &total);
+		if (crc != CUDA_SUCCESS)
+			return wu_cuda_fail(run, crc, "cuMemGetInfo");
+	}
+	wu_doing(run, "ncclGetUniqueId");
+	rc = nc->get_unique_id(&id);
 	if (rc != ncclSuccess)
 		return wu_nccl_fail(run, rc, NULL, "ncclGetUniqueId");
 
 	wu_doing(run, "ncclCommInitRankConfig");
-	rc = ncclGroupStart();
+	rc = nc->group_start();
 	if (rc != ncclSuccess)
 		return wu_nccl_fail(run, rc, NULL, "ncclGroupStart");
 	for (int r = 0; r < c->n; r++) {
 		ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-		cudaError_t crc;
 		char call[96];
 
 		config.blocking = 0;
-		crc = cudaSetDevice(r);
-		if (crc != cudaSuccess) {
-			ncclGroupEnd();
-			snprintf(call, sizeof(call), "cudaSetDevice(%d)", r);
-			return wu_cuda_fail(run, crc, call);
+		/* NCCL takes the device from the current context. */
+		code = wu_cu_use(run, r);
+		if (code) {
+			nc->group_end();
+			return code;
 		}
-		rc = ncclCommInitRankConfig(&c->comms[r], c->n, id, r, &config);
+		rc = nc->comm_init_rank_config(&c->comms[r], c->n, id, r,
+					       &config);
 		if (!nccl_ok(rc)) {
-			ncclGroupEnd();
+			nc->group_end();
 			snprintf(call, sizeof(call),
 				 "ncclCommInitRankConfig(rank %d of %d, device %d)",
 				 r, c->n, r);
@@ -130,7 +146,7 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 		}
 	}
 	wu_doing(run, "ncclGroupEnd (communicator init)");
-	rc = ncclGroupEnd();
+	rc = nc->group_end();
 	if (!nccl_ok(rc))
 		return wu_nccl_fail(run, rc, NULL,
 				    "ncclGroupEnd (communicator init)");
@@ -140,116 +156,16 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 	return code;
 }
 
-static int setup_scratch(struct wu_run *run, struct wu_comm *c)
-{
-	for (int r = 0; r < c->n; r++) {
-		float mine = (float)(r + 1);
-		cudaError_t rc;
-		char call[96];
-
-		rc = cudaSetDevice(r);
-		snprintf(call, sizeof(call), "cudaSetDevice(%d)", r);
-		if (rc == cudaSuccess) {
-			rc = cudaStreamCreateWithFlags(&c->streams[r],
-						       cudaStreamNonBlocking);
-			snprintf(call, sizeof(call),
-				 "cudaStreamCreateWithFlags (device %d)", r);
-		}
-		if (rc == cudaSuccess) {
-			rc = cudaMalloc((void **)&c->scratch[r],
-					2 * sizeof(float));
-			snprintf(call, sizeof(call),
-				 "cudaMalloc(8 bytes) on device %d", r);
-		}
-		if (rc == cudaSuccess) {
-			rc = cudaMemcpy(c->scratch[r], &mine, sizeof(mine),
-					cudaMemcpyHostToDevice);
-			snprintf(call, sizeof(call),
-				 "cudaMemcpy to device %d", r);
-		}
-		if (rc != cudaSuccess)
-			return wu_cuda_fail(run, rc, call);
-	}
-	return SN_WARMUP_OK;
-}
-
-int wu_comm_verify(struct wu_run *run, struct wu_comm *c)
-{
-	const float want = (float)c->n * (float)(c->n + 1) / 2.0f;
-	ncclResult_t rc;
-	int code;
-
-	/* The first collective also connects the peers (lazy connect since
-	 * NCCL 2.22): ~50 ms of the measured 4xH200 run. */
-	wu_phase_begin(run, WU_PHASE_ALLREDUCE, "cudaMalloc/cudaMemcpy (all-reduce buffers)");
-	code = setup_scratch(run, c);
-	if (code)
-		return code;
-	wu_doing(run, "ncclAllReduce (1 float)");
-	rc = ncclGroupStart();
-	if (rc != ncclSuccess)
-		return wu_nccl_fail(run, rc, NULL, "ncclGroupStart");
-	for (int r = 0; r < c->n; r++) {
-		rc = ncclAllReduce(c->scratch[r], c->scratch[r] + 1, 1,
-				   ncclFloat, ncclSum, c->comms[r],
-				   c->streams[r]);
-		if (!nccl_ok(rc)) {
-			ncclGroupEnd();
-			return wu_nccl_fail(run, rc, c->comms[r],
-					    "ncclAllReduce (1 float)");
-		}
-	}
-	rc = ncclGroupEnd();
-	if (!nccl_ok(rc))
-		return wu_nccl_fail(run, rc, NULL,
-				    "ncclGroupEnd (1-float all-reduce)");
-	code = wu_comm_wait(run, c, "1-float all-reduce");
-	if (code)
-		return code;
-	wu_doing(run, "cudaStreamQuery (1-float all-reduce)");
-	code = wu_comm_wait_streams(run, c, "1-float all-reduce");
-	if (code)
-		return code;
-	/* Checked before the copy-back: an error raised by the kernel
-	 * shows up here, not in the stream query. */
-	code = wu_comm_wait(run, c, "1-float all-reduce");
-	if (code)
-		return code;
-	wu_doing(run, "cudaMemcpy (all-reduce result)");
-	for (int r = 0; r < c->n; r++) {
-		float got = 0;
-		cudaError_t crc;
-		char call[96];
-
-		crc = cudaSetDevice(r);
-		if (crc == cudaSuccess)
-			crc = cudaMemcpy(&got, c->scratch[r] + 1, sizeof(got),
-					 cudaMemcpyDeviceToHost);
-		if (crc != cudaSuccess) {
-			snprintf(call, sizeof(call),
-				 "cudaMemcpy of the all-reduce result from device %d",
-				 r);
-			return wu_cuda_fail(run, crc, call);
-		}
-		/* Small integers are exact in float: compare exactly. */
-		if (got != want)
-			return wu_fail(run, SN_WARMUP_WRONG_RESULT,
-				       "all-reduce returned %g on device %d (%s), expected %g",
-				       (double)got, r, run->gpus[r].busid,
-				       (double)want);
-	}
-	wu_phase_end(run);
-	return SN_WARMUP_OK;
-}
-
 int wu_comm_teardown(struct wu_run *run, struct wu_comm *c)
 {
+	const struct wu_nccl *nc = run->nc;
+	const struct wu_cu *cu = run->cu;
 	int code = SN_WARMUP_OK;
 	ncclResult_t rc;
 
 	wu_phase_begin(run, WU_PHASE_TEARDOWN, "ncclCommFinalize");
 	for (int r = 0; r < c->n; r++) {
-		rc = ncclCommFinalize(c->comms[r]);
+		rc = nc->comm_finalize(c->comms[r]);
 		if (!nccl_ok(rc))
 			return wu_nccl_fail(run, rc, c->comms[r],
 					    "ncclCommFinalize");
@@ -259,33 +175,36 @@ int wu_comm_teardown(struct wu_run *run, struct wu_comm *c)
 		return code;
 	wu_doing(run, "ncclCommDestroy");
 	for (int r = 0; r < c->n; r++) {
-		rc = ncclCommDestroy(c->comms[r]);
+		rc = nc->comm_destroy(c->comms[r]);
 		if (!nccl_ok(rc))
 			return wu_nccl_fail(run, rc, NULL, "ncclCommDestroy");
 		c->comms[r] = NULL;
 	}
-	wu_doing(run, "cudaFree/cudaStreamDestroy");
+	wu_doing(run, "cuMemFree/cuStreamDestroy");
 	for (int r = 0; r < c->n; r++) {
-		cudaError_t crc = cudaSetDevice(r);
+		CUresult crc = CUDA_SUCCESS;
 
-		if (crc == cudaSuccess && c->scratch[r])
-			crc = cudaFree(c->scratch[r]);
-		c->scratch[r] = NULL;
-		if (crc == cudaSuccess && c->streams[r])
-			crc = cudaStreamDestroy(c->streams[r]);
+		code = wu_cu_use(run, r);
+		if (code)
+			return code;
+		if (c->scratch[r])
+			crc = cu->mem_free(c->scratch[r]);
+		c->scratch[r] = 0;
+		if (crc == CUDA_SUCCESS && c->streams[r])
+			crc = cu->stream_destroy(c->streams[r]);
 		c->streams[r] = NULL;
-		if (crc != cudaSuccess)
-			return wu_cuda_fail(run, crc, "teardown (cudaFree/cudaStreamDestroy)");
+		if (crc != CUDA_SUCCESS)
+			return wu_cuda_fail(run, crc, "teardown (cuMemFree/cuStreamDestroy)");
 	}
 	wu_phase_end(run);
 	return SN_WARMUP_OK;
 }
 
-void wu_comm_abort(struct wu_comm *c)
+void wu_comm_abort(struct wu_run *run, struct wu_comm *c)
 {
 	for (int r = 0; r < c->n; r++) {
-		if (c->comms[r])
-			ncclCommAbort(c->comms[r]);
+		if (c->comms[r] && run->nc)
+			run->nc->comm_abort(c->comms[r]);
 		c->comms[r] = NULL;
 	}
 }

@@ -3,7 +3,7 @@
 #ifndef WU_COMM_H
 #define WU_COMM_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 #include "nccl_api.h"
 
 #include "warmup.h"
@@ -11,18 +11,22 @@
 struct wu_comm {
 	int n;
 	ncclComm_t comms[WU_MAX_GPUS];
-	cudaStream_t streams[WU_MAX_GPUS];
-	float *scratch[WU_MAX_GPUS];	/* [0] send, [1] receive */
+	CUstream streams[WU_MAX_GPUS];
+	CUdeviceptr scratch[WU_MAX_GPUS];	/* collectives.c */
+	size_t free_before[WU_MAX_GPUS];	/* cuMemGetInfo before init */
 };
 
 /* Non-blocking init of all ranks in one group, polled to the deadline. */
 int wu_comm_init(struct wu_run *run, struct wu_comm *c);
-/* The inert 1-float all-reduce: rank r gives r+1, all must get n(n+1)/2. */
-int wu_comm_verify(struct wu_run *run, struct wu_comm *c);
+/*
+ * The inert, verified all-reduce, broadcast, all-gather, reduce-scatter
+ * and send/recv ring (collectives.c); then the GPU memory NCCL took.
+ */
+int wu_collectives(struct wu_run *run, struct wu_comm *c);
 /* ncclCommFinalize + ncclCommDestroy, then streams and buffers. */
 int wu_comm_teardown(struct wu_run *run, struct wu_comm *c);
 /* After a failure: ncclCommAbort every communicator (best effort). */
-void wu_comm_abort(struct wu_comm *c);
+void wu_comm_abort(struct wu_run *run, struct wu_comm *c);
 
 /*
  * Polls ncclCommGetAsyncError on every communicator until none is
@@ -30,7 +34,7 @@ void wu_comm_abort(struct wu_comm *c);
  * NCCL_ERROR or TIMEOUT (soft deadline).
  */
 int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what);
-/* Polls cudaStreamQuery on every stream until all are idle. */
+/* Polls cuStreamQuery on every stream until all are idle. */
 int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 			 const char *what);
 

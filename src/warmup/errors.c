@@ -1,27 +1,44 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <string.h>
 
+#include "cuda_driver.h"
 #include "errors.h"
+#include "nccl_loader.h"
 
-int wu_cuda_fail(struct wu_run *run, cudaError_t rc, const char *call)
+int wu_cuda_fail(struct wu_run *run, CUresult rc, const char *call)
 {
-	const char *name = cudaGetErrorName(rc);
-	const char *text = cudaGetErrorString(rc);
+	const char *name = NULL;
+	const char *text = NULL;
 
+	/* Both return CUDA_ERROR_INVALID_VALUE (and NULL) for a code the
+	 * driver does not know. */
+	if (run->cu->get_error_name(rc, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (run->cu->get_error_string(rc, &text) != CUDA_SUCCESS)
+		text = NULL;
 	return wu_fail(run, SN_WARMUP_CUDA_ERROR, "%s failed: %s (%d): %s",
-		       call, name ? name : "cudaError", (int)rc,
+		       call, name ? name : "CUDA_ERROR", (int)rc,
 		       text ? text : "unknown error");
+}
+
+void wu_nccl_error_text(const struct wu_run *run, ncclResult_t rc,
+			ncclComm_t comm, char *out, size_t len)
+{
+	const char *text = run->nc->get_error_string(rc);
+	const char *last = run->nc->get_last_error(comm);
+
+	/* ncclGetLastError may hold the detailed reason ("Duplicate GPU
+	 * detected ...", "Cuda failure ..."): it is what admins need. */
+	snprintf(out, len, "%s (%d)%s%s", text ? text : "NCCL error", (int)rc,
+		 last && *last ? ": " : "", last && *last ? last : "");
 }
 
 int wu_nccl_fail(struct wu_run *run, ncclResult_t rc, ncclComm_t comm,
 		 const char *call)
 {
-	const char *text = ncclGetErrorString(rc);
-	const char *last = ncclGetLastError(comm);
+	char text[WU_MESSAGE_MAX / 2];
 
-	/* ncclGetLastError may hold the detailed reason ("Duplicate GPU
-	 * detected ...", "Cuda failure ..."): it is what admins need. */
-	return wu_fail(run, SN_WARMUP_NCCL_ERROR, "%s failed: %s (%d)%s%s",
-		       call, text ? text : "NCCL error", (int)rc,
-		       last && *last ? ": " : "", last && *last ? last : "");
+	wu_nccl_error_text(run, rc, comm, text, sizeof(text));
+	return wu_fail(run, SN_WARMUP_NCCL_ERROR, "%s failed: %s", call, text);
 }

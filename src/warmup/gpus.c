@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_driver.h"
 #include "errors.h"
 #include "warmup.h"
 
@@ -32,56 +33,73 @@ static void mark_mig(struct wu_run *run, const char *cvd)
 	}
 }
 
-int wu_gpus_enumerate(struct wu_run *run)
+int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu)
 {
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	struct sn_gpu_identity found[WU_MAX_GPUS];
-	cudaError_t rc;
+	CUresult rc;
 	int count = 0;
+	int code;
 
 	pthread_mutex_lock(&run->lock);
 	run->cvd_set = cvd != NULL;
 	snprintf(run->cvd, sizeof(run->cvd), "%s", cvd ? cvd : "");
 	pthread_mutex_unlock(&run->lock);
 
-	/* cudaGetDeviceCount initialises the driver: the slow first call
-	 * (0.5-1 s on an H200 node even with persistence mode). */
-	wu_phase_begin(run, WU_PHASE_CUDA_INIT, "cudaGetDeviceCount");
-	rc = cudaGetDeviceCount(&count);
+	wu_phase_begin(run, WU_PHASE_CUDA_INIT, "dlopen(libcuda.so.1)");
+	code = wu_cu_load(run, cu);
+	if (code)
+		return code;
+	wu_cu_driver_version(run);
+	/* cuInit is the slow first call (0.2-1 s on an H200 node even with
+	 * persistence mode); it fails with CUDA_ERROR_NO_DEVICE when
+	 * CUDA_VISIBLE_DEVICES hides every GPU. */
+	wu_doing(run, "cuInit");
+	rc = cu->init(0);
+	if (rc == CUDA_SUCCESS) {
+		wu_doing(run, "cuDeviceGetCount");
+		rc = cu->device_get_count(&count);
+	}
 	wu_phase_end(run);
-	if (rc == cudaErrorNoDevice || (rc == cudaSuccess && count == 0)) {
+	if (rc == CUDA_ERROR_NO_DEVICE || (rc == CUDA_SUCCESS && count == 0)) {
 		return wu_fail(run, SN_WARMUP_NO_GPUS,
 			       "no visible CUDA device (CUDA_VISIBLE_DEVICES%s%s%s)",
 			       cvd ? "=\"" : " unset", cvd ? cvd : "",
 			       cvd ? "\"" : "");
 	}
-	if (rc != cudaSuccess)
-		return wu_cuda_fail(run, rc, "cudaGetDeviceCount");
+	if (rc != CUDA_SUCCESS)
+		return wu_cuda_fail(run, rc, "cuInit");
 	if (count < 0 || count > WU_MAX_GPUS)
 		return wu_fail(run, SN_WARMUP_INTERNAL,
-			       "cudaGetDeviceCount reported %d devices; at most %d are supported",
+			       "cuDeviceGetCount reported %d devices; at most %d are supported",
 			       count, WU_MAX_GPUS);
 
 	memset(found, 0, sizeof(found));
 	for (int i = 0; i < count; i++) {
-		struct cudaDeviceProp prop;
+		CUuuid uuid;
 		char call[64];
 
 		found[i].index = i;
+		snprintf(call, sizeof(call), "cuDeviceGet(%d)", i);
+		wu_doing(run, "cuDeviceGet");
+		rc = cu->device_get(&cu->dev[i], i);
+		if (rc != CUDA_SUCCESS)
+			return wu_cuda_fail(run, rc, call);
 		/* The bus ID NCCL itself uses for its duplicate check. */
-		snprintf(call, sizeof(call), "cudaDeviceGetPCIBusId(%d)", i);
-		wu_doing(run, "cudaDeviceGetPCIBusId");
-		rc = cudaDeviceGetPCIBusId(found[i].busid,
-					   (int)sizeof(found[i].busid), i);
-		if (rc != cudaSuccess)
+		snprintf(call, sizeof(call), "cuDeviceGetPCIBusId(%d)", i);
+		wu_doing(run, "cuDeviceGetPCIBusId");
+		rc = cu->device_get_pci_bus_id(found[i].busid,
+					       (int)sizeof(found[i].busid),
+					       cu->dev[i]);
+		if (rc != CUDA_SUCCESS)
 			return wu_cuda_fail(run, rc, call);
 		found[i].busid[sizeof(found[i].busid) - 1] = '\0';
-		snprintf(call, sizeof(call), "cudaGetDeviceProperties(%d)", i);
-		wu_doing(run, "cudaGetDeviceProperties");
-		rc = cudaGetDeviceProperties(&prop, i);
-		if (rc != cudaSuccess)
+		snprintf(call, sizeof(call), "cuDeviceGetUuid(%d)", i);
+		wu_doing(run, "cuDeviceGetUuid");
+		rc = cu->device_get_uuid(&uuid, cu->dev[i]);
+		if (rc != CUDA_SUCCESS)
 			return wu_cuda_fail(run, rc, call);
-		sn_uuid_format((const unsigned char *)prop.uuid.bytes, false,
+		sn_uuid_format((const unsigned char *)uuid.bytes, false,
 			       found[i].uuid, sizeof(found[i].uuid));
 	}
 
@@ -112,27 +130,32 @@ int wu_gpus_check_duplicates(struct wu_run *run)
 }
 
 struct ctx_job {
+	struct wu_cu *cu;
 	int device;
-	cudaError_t rc;
+	CUresult rc;
 	const char *call;
 };
 
 static void *create_context(void *arg)
 {
 	struct ctx_job *job = arg;
+	struct wu_cu *cu = job->cu;
+	CUcontext ctx = NULL;
 
-	/* cudaSetDevice creates the primary context since CUDA 12;
-	 * cudaFree(0) forces it on older runtimes. */
-	job->call = "cudaSetDevice";
-	job->rc = cudaSetDevice(job->device);
-	if (job->rc == cudaSuccess) {
-		job->call = "cudaFree(NULL)";
-		job->rc = cudaFree(NULL);
+	/* The primary context: the one the CUDA runtime, NCCL and the
+	 * job's framework all share on this device. */
+	job->call = "cuDevicePrimaryCtxRetain";
+	job->rc = cu->primary_ctx_retain(&ctx, cu->dev[job->device]);
+	if (job->rc == CUDA_SUCCESS) {
+		/* Each ctx slot is written by its own thread only. */
+		cu->ctx[job->device] = ctx;
+		job->call = "cuCtxSetCurrent";
+		job->rc = cu->ctx_set_current(ctx);
 	}
 	return NULL;
 }
 
-int wu_gpus_create_contexts(struct wu_run *run)
+int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu)
 {
 	size_t n = run->n_gpus;
 	struct ctx_job jobs[WU_MAX_GPUS];
@@ -141,9 +164,9 @@ int wu_gpus_create_contexts(struct wu_run *run)
 	int code = SN_WARMUP_OK;
 
 	/* In parallel: 4 contexts serially took 0.41 s on a 4xH200 node. */
-	wu_phase_begin(run, WU_PHASE_CONTEXTS, "cudaSetDevice/cudaFree (contexts)");
+	wu_phase_begin(run, WU_PHASE_CONTEXTS, "cuDevicePrimaryCtxRetain (contexts)");
 	for (size_t i = 0; i < n; i++) {
-		jobs[i] = (struct ctx_job){ .device = (int)i };
+		jobs[i] = (struct ctx_job){ .cu = cu, .device = (int)i };
 		if (pthread_create(&threads[i], NULL, create_context,
 				   &jobs[i]) == 0)
 			started[i] = true;
@@ -158,7 +181,7 @@ int wu_gpus_create_contexts(struct wu_run *run)
 	for (size_t i = 0; i < n && code == SN_WARMUP_OK; i++) {
 		char call[64];
 
-		if (jobs[i].rc == cudaSuccess)
+		if (jobs[i].rc == CUDA_SUCCESS)
 			continue;
 		snprintf(call, sizeof(call), "%s on device %zu", jobs[i].call,
 			 i);

@@ -10,20 +10,22 @@
 
 #include "bandwidth.h"
 #include "comm.h"
+#include "cuda_driver.h"
+#include "nccl_loader.h"
 #include "warmup.h"
 
 /* Steps 3-4: NCCL.  Aborts the communicators on any failure. */
-static int run_nccl(struct wu_run *run)
+static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 {
 	struct wu_comm comm;
 	int code;
 
-	code = wu_gpus_create_contexts(run);
+	code = wu_gpus_create_contexts(run, cu);
 	if (code)
 		return code;
 	code = wu_comm_init(run, &comm);
 	if (!code)
-		code = wu_comm_verify(run, &comm);
+		code = wu_collectives(run, &comm);
 	if (!code && run->opt.mode == WU_MODE_BANDWIDTH)
 		code = wu_bandwidth(run, &comm);
 	/*
@@ -45,23 +47,29 @@ static int run_nccl(struct wu_run *run)
 			return code;
 	}
 	wu_doing(run, "ncclCommAbort");
-	wu_comm_abort(&comm);
+	wu_comm_abort(run, &comm);
 	return code;
 }
 
 static int run_all(struct wu_run *run)
 {
+	struct wu_nccl nccl;
+	struct wu_cu cu;
 	int code;
 
-	wu_nccl_version(run);
-	code = wu_gpus_enumerate(run);
+	code = wu_gpus_enumerate(run, &cu);
 	if (code)
 		return code;
 	code = wu_gpus_check_duplicates(run);
+	if (code)
+		return code;
+	/* Check mode too: every result names the NCCL the job would get.
+	 * Loading it runs nothing of NCCL but its ncclGetVersion. */
+	code = wu_nccl_load(run, &nccl);
 	if (code || run->opt.mode == WU_MODE_CHECK)
 		return code;
 	/*
-	 * CUDA enumerates one MIG instance per process, so several MIG
+	 * The driver enumerates one MIG instance per process, so several MIG
 	 * devices here means a setup NCCL cannot use in one communicator
 	 * (MIG has no peer-to-peer): note it rather than fail the node.
 	 */
@@ -69,7 +77,7 @@ static int run_all(struct wu_run *run)
 		wu_note(run, "MIG: NCCL communicator check skipped");
 		return SN_WARMUP_OK;
 	}
-	return run_nccl(run);
+	return run_nccl(run, &cu);
 }
 
 int main(int argc, char **argv)

@@ -51,12 +51,12 @@ static void add_json_string(struct out *o, const char *s)
 }
 
 static const char *const phase_key[WU_PHASE_COUNT] = {
-	"cuda_init", "contexts", "comm_init", "allreduce", "bandwidth",
-	"teardown",
+	"cuda_init", "contexts", "comm_init", "allreduce", "collectives",
+	"bandwidth", "teardown",
 };
 static const char *const phase_label[WU_PHASE_COUNT] = {
-	"cuda", "contexts", "comm init", "all-reduce", "bandwidth",
-	"teardown",
+	"cuda", "contexts", "comm init", "all-reduce", "collectives",
+	"bandwidth", "teardown",
 };
 
 /* Busy-phase time counts too: a timeout shows where the time went. */
@@ -115,9 +115,25 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		    gpus);
 	else
 		add(&o, "no GPUs");
-	if (s->nccl_version[0])
-		add(&o, ", NCCL %s", s->nccl_version);
+	if (s->driver_version[0])
+		add(&o, ", driver %s", s->driver_version);
+	if (s->cuda_driver_version > 0)
+		add(&o, "%sCUDA %d.%d%s", s->driver_version[0] ? " (" : ", driver ",
+		    s->cuda_driver_version / 1000,
+		    (s->cuda_driver_version % 1000) / 10,
+		    s->driver_version[0] ? ")" : "");
+	if (s->nccl_source != WU_NCCL_NONE)
+		add(&o, ", NCCL %s from %s (%s)",
+		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
+		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
+		    wu_nccl_source_name(s->nccl_source));
 	add(&o, ", %s mode", wu_mode_name(s->opt.mode));
+	if (s->mem_measured) {
+		add(&o, ", NCCL memory");
+		for (size_t i = 0; i < s->n_gpus; i++)
+			add(&o, "%s%lld", i ? "/" : " ", s->nccl_mem_mib[i]);
+		add(&o, " MiB");
+	}
 	if (s->note[0])
 		add(&o, ", %s", s->note);
 	if (s->busbw_measured) {
@@ -131,6 +147,42 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
 			add(&o, ", %s %.0f ms", phase_label[p], ms);
 	add(&o, ", total %.2f s", now - s->t_start);
+}
+
+static void add_json_or_null(struct out *o, const char *s)
+{
+	if (s && s[0])
+		add_json_string(o, s);
+	else
+		add(o, "null");
+}
+
+/* The keys issue-14 added to schema version 1 (readers ignore unknown
+ * keys; every one is null when not known). */
+static void build_json_libraries(const struct wu_run *s, struct out *o)
+{
+	add(o, ",\"driver_version\":");
+	add_json_or_null(o, s->driver_version);
+	if (s->cuda_driver_version > 0)
+		add(o, ",\"cuda_driver_version\":%d", s->cuda_driver_version);
+	else
+		add(o, ",\"cuda_driver_version\":null");
+	add(o, ",\"nccl_path\":");
+	add_json_or_null(o, s->nccl_path);
+	add(o, ",\"nccl_source\":");
+	add_json_or_null(o, wu_nccl_source_name(s->nccl_source));
+	add(o, ",\"collectives\":{");
+	for (int op = 0, first = 1; op < WU_COLL_COUNT; op++) {
+		if (!s->coll_done[op])
+			continue;
+		add(o, "%s\"%s\":%.1f", first ? "" : ",",
+		    wu_coll_name((enum wu_coll)op), s->coll_ms[op]);
+		first = 0;
+	}
+	add(o, "}");
+	if (s->failed_op >= 0)
+		add(o, ",\"failed_op\":\"%s\"",
+		    wu_coll_name((enum wu_coll)s->failed_op));
 }
 
 static void build_json(const struct wu_run *s, int code, double now,
@@ -155,6 +207,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 		add_json_string(o, s->nccl_version);
 	else
 		add(o, "null");
+	build_json_libraries(s, o);
 	add(o, ",\"cuda_visible_devices\":");
 	if (s->cvd_set)
 		add_json_string(o, s->cvd);
@@ -167,7 +220,11 @@ static void build_json(const struct wu_run *s, int code, double now,
 		add_json_string(o, s->gpus[i].busid);
 		add(o, ",\"uuid\":");
 		add_json_string(o, s->gpus[i].uuid);
-		add(o, ",\"mig\":%s}", s->gpus[i].mig ? "true" : "false");
+		add(o, ",\"mig\":%s,\"nccl_mem_mib\":", s->gpus[i].mig ? "true" : "false");
+		if (s->mem_measured)
+			add(o, "%lld}", s->nccl_mem_mib[i]);
+		else
+			add(o, "null}");
 	}
 	add(o, "],\"timings_ms\":{");
 	for (int p = 0; p < WU_PHASE_COUNT; p++) {

@@ -20,6 +20,7 @@ void wu_run_init(struct wu_run *run)
 	run->t_start = wu_now();
 	run->phase = WU_PHASE_CUDA_INIT;
 	run->doing = "starting";
+	run->failed_op = -1;
 }
 
 void wu_phase_begin(struct wu_run *run, enum wu_phase phase,

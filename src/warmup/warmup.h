@@ -8,6 +8,7 @@
 #ifndef WU_WARMUP_H
 #define WU_WARMUP_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -32,10 +33,34 @@ enum wu_phase {
 	WU_PHASE_CONTEXTS,
 	WU_PHASE_COMM_INIT,
 	WU_PHASE_ALLREDUCE,
+	WU_PHASE_COLLECTIVES,	/* broadcast ... send/recv, after all-reduce */
 	WU_PHASE_BANDWIDTH,
 	WU_PHASE_TEARDOWN,
 	WU_PHASE_COUNT,
 };
+
+/* The inert, verified operations run on every communicator, in order. */
+enum wu_coll {
+	WU_COLL_ALLREDUCE,
+	WU_COLL_BROADCAST,
+	WU_COLL_ALLGATHER,
+	WU_COLL_REDUCESCATTER,
+	WU_COLL_SENDRECV,
+	WU_COLL_COUNT,
+};
+
+/* Where the NCCL came from (nccl_loader.c; "nccl_source" in the JSON). */
+enum wu_nccl_source {
+	WU_NCCL_NONE,
+	WU_NCCL_PRELOAD,	/* already in the process (LD_PRELOAD) */
+	WU_NCCL_USER,		/* --nccl: named for the step */
+	WU_NCCL_LD_LIBRARY_PATH,
+	WU_NCCL_ADMIN,		/* --nccl-default: plugstack.conf */
+	WU_NCCL_SYSTEM,		/* the dynamic loader's own search */
+};
+
+struct wu_cu;
+struct wu_nccl;
 
 struct wu_options {
 	enum wu_mode mode;
@@ -46,12 +71,17 @@ struct wu_options {
 	bool quiet;
 	bool teardown_exit;	/* --teardown exit: leave it to process exit */
 	char node[WU_NODE_MAX + 1];
+	char nccl_user[PATH_MAX];	/* --nccl FILE|DIR, "" if not given */
+	char nccl_admin[PATH_MAX];	/* --nccl-default FILE|DIR */
 };
 
 struct wu_run {
 	struct wu_options opt;
 	double t_start;			/* wu_now() at main() entry */
 	double deadline;		/* wu_now() value of the hard deadline */
+	/* Set once before use; the libraries, loaded at run time. */
+	const struct wu_cu *cu;
+	const struct wu_nccl *nc;
 
 	pthread_mutex_t lock;
 	atomic_int reporting;		/* 1 once a thread owns the report */
@@ -63,6 +93,15 @@ struct wu_run {
 	double phase_ms[WU_PHASE_COUNT];
 	bool phase_done[WU_PHASE_COUNT];
 	char nccl_version[32];
+	char nccl_path[PATH_MAX];	/* the libnccl actually loaded */
+	enum wu_nccl_source nccl_source;
+	char driver_version[32];	/* "580.95.05"; "" if unknown */
+	int cuda_driver_version;	/* cuDriverGetVersion; 0 if unknown */
+	bool mem_measured;
+	long long nccl_mem_mib[WU_MAX_GPUS];	/* free before - free after */
+	bool coll_done[WU_COLL_COUNT];
+	double coll_ms[WU_COLL_COUNT];
+	int failed_op;			/* enum wu_coll, or -1 */
 	bool cvd_set;
 	char cvd[256];			/* CUDA_VISIBLE_DEVICES, truncated */
 	size_t n_gpus;
@@ -99,12 +138,14 @@ void wu_cli_usage(void);
 const char *wu_mode_name(enum wu_mode mode);
 
 /* gpus.c */
-int wu_gpus_enumerate(struct wu_run *run);
+int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu);
 int wu_gpus_check_duplicates(struct wu_run *run);
-int wu_gpus_create_contexts(struct wu_run *run);
+int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
 
-/* nccl_version.c */
-void wu_nccl_version(struct wu_run *run);
+/* collectives.c */
+const char *wu_coll_name(enum wu_coll op);
+/* nccl_loader.c */
+const char *wu_nccl_source_name(enum wu_nccl_source src);
 
 /* report.c: prints the result and ends the process (never returns) */
 __attribute__((noreturn)) void wu_report_and_exit(struct wu_run *run,

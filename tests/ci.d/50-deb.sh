@@ -99,7 +99,7 @@ plugin=/usr/lib/$ma/slurm-wlm/spank_nccl.so
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\.||')
 has() { grep -qxF "$1" <<<"$contents" || { echo "$1 not in the package"; return 1; }; }
 check "plugin in Slurm's plugin directory: $plugin" has "$plugin"
-if [ -e /usr/local/cuda/include/cuda_runtime_api.h ]; then
+if [ -e /usr/local/cuda/include/cuda.h ]; then
 	check "helper in libexec: /usr/libexec/nccl-warmup" has /usr/libexec/nccl-warmup
 else
 	not_ok "helper in libexec" "no CUDA in /usr/local/cuda: nccl-warmup cannot be built"
@@ -124,6 +124,11 @@ check "Depends names the Slurm ABI it was built for ($slurmlib): $depends" \
 	grep -qw "$slurmlib" <<<"$depends"
 check "the plugin links no CUDA/NCCL library" \
 	sh -c "dpkg-deb -x '$deb' '$work/root' && ! readelf -d '$work/root$plugin' | grep -E 'NEEDED.*(cudart|libnccl)'"
+# nccl-warmup loads libcuda.so.1 and libnccl.so.2 at run time (issue 14).
+check "Depends has no CUDA/NCCL package: $depends" \
+	bash -c "! grep -Eiq 'cuda|nccl' <<<'$depends'"
+check "nccl-warmup links no CUDA/NCCL library" \
+	sh -c "! readelf -d '$work/root/usr/libexec/nccl-warmup' | grep -E 'NEEDED.*(libcuda|libnccl)'"
 
 # ---- RPM spec ----------------------------------------------------------
 spec=$src/packaging/rpm/spank-nccl.spec

@@ -123,7 +123,11 @@ sn_profiles_path() {
 		echo "$SN_CLUSTER_DIR/etc/nccl-profiles.conf"
 	fi
 }
-sn_fake_lib_dir() { echo "$SN_CLUSTER_DIR/fake/lib"; }
+# The fake driver and NCCL, each in its own directory (tests/fake): a
+# LD_LIBRARY_PATH value; sn_fake_dir NAME gives one of them (cuda, nccl,
+# nccl-alt, nccl-old).
+sn_fake_dir() { echo "$SN_CLUSTER_DIR/fake/$1"; }
+sn_fake_lib_dir() { echo "$(sn_fake_dir cuda):$(sn_fake_dir nccl)"; }
 sn_slurmd_log() { echo "$SN_CLUSTER_DIR/log/slurmd-${1:-n1}.log"; }
 sn_slurmctld_log() { echo "$SN_CLUSTER_DIR/log/slurmctld.log"; }
 
@@ -144,11 +148,11 @@ sn__built_helper() {
 	done
 	return 1
 }
-# Directory holding the fake libcudart.so.13 and libnccl.so.2 that
-# `make check` builds (FAKE_LIB_DIR in tests/fake/Makefile.inc).
+# Directory holding the fake cuda/libcuda.so.1 and nccl*/libnccl.so.2
+# that `make check` builds (tests/fake/Makefile.inc).
 sn__built_fake_dir() {
-	local d="$SN_BUILD_DIR/tests/fake/lib"
-	if [ -f "$d/libcudart.so.13" ] && [ -f "$d/libnccl.so.2" ]; then
+	local d="$SN_BUILD_DIR/tests/fake"
+	if [ -f "$d/cuda/libcuda.so.1" ] && [ -f "$d/nccl/libnccl.so.2" ]; then
 		echo "$d"
 		return 0
 	fi
@@ -193,11 +197,12 @@ sn_cluster_install_artifacts() {
 		sn__log "note: nccl-warmup not built in $SN_BUILD_DIR/src/warmup"
 	fi
 	if fake=$(sn__built_fake_dir); then
-		mkdir -p "$d/fake/lib"
-		chmod 0755 "$d/fake" "$d/fake/lib"
-		for p in "$fake"/libcudart.so* "$fake"/libnccl.so*; do
+		mkdir -p "$d/fake"
+		chmod 0755 "$d/fake"
+		for p in "$fake"/*/libcuda.so.1 "$fake"/*/libnccl.so.2; do
 			[ -e "$p" ] || continue
-			sn__install_file 0755 "$p" "$d/fake/lib/$(basename "$p")"
+			sn__install_file 0755 "$p" \
+				"$d/fake/$(basename "$(dirname "$p")")/$(basename "$p")"
 		done
 	else
 		sn__log "note: fake CUDA/NCCL libraries not built (make check)"

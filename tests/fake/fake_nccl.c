@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fake NCCL (libnccl.so.2) for tests without a GPU, built from the real
- * nccl.h.  Communicators live in this process; collectives run on the host
- * at ncclGroupEnd (device memory is host memory in the fake libcudart) and
+ * nccl.h.  Like the real one it links no CUDA library: it dlopens the
+ * driver's libcuda.so.1 (here the fake one) when first needed.
+ * Communicators live in this process; collectives run on the host at
+ * ncclGroupEnd (device memory is host memory in the fake libcuda) and
  * complete on their streams after a delay chosen from FAKE_NCCL_BUSBW_GBPS.
- * Faults are injected with FAKE_NCCL_* (see README.md).
+ * NCCL_ALGO is honoured as NCCL >= 2.24 does (an operation none of the
+ * allowed algorithms implements fails with ncclInvalidUsage).  Faults are
+ * injected with FAKE_NCCL_* (see README.md).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,41 +19,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <nccl.h>
-#pragma GCC diagnostic pop
+#include "fake_nccl.h"
 
 /* nccl.h declares these without "void": give them real prototypes. */
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 
-#include "fake_common.h"
-
 #define MAX_PENDING 1024
-#define SAMPLE 4096
 
-struct ncclComm {
-	unsigned long long clique;	/* from the unique ID */
-	int rank;
-	int nranks;
-	int device;
-	bool blocking;
-	ncclResult_t state;		/* what ncclCommGetAsyncError says */
-	double ready_at;		/* InProgress until then (0: forever) */
-};
+/* The driver entry points the fake uses, from libcuda.so.1. */
+static struct {
+	pthread_once_t once;
+	CUresult (*ctx_get_device)(CUdevice *dev);
+	CUresult (*ctx_get_current)(CUcontext *ctx);
+	CUresult (*ctx_set_current)(CUcontext ctx);
+	CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice dev);
+	CUresult (*mem_alloc)(CUdeviceptr *p, size_t bytes);
+	CUresult (*mem_free)(CUdeviceptr p);
+	void (*stream_enqueue)(struct CUstream_st *s, double seconds);
+	void (*stream_hang)(struct CUstream_st *s);
+} cu = { .once = PTHREAD_ONCE_INIT };
 
-enum op_kind { OP_INIT, OP_ALLREDUCE };
+static void cu_load(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 
-struct op {
-	enum op_kind kind;
-	ncclComm_t comm;
-	const void *send;
-	void *recv;
-	size_t count;
-	cudaStream_t stream;
-};
+	if (!h) {
+		fprintf(stderr, "fake nccl: cannot load libcuda.so.1: %s\n",
+			dlerror());
+		return;
+	}
+	*(void **)&cu.ctx_get_device = dlsym(h, "cuCtxGetDevice");
+	*(void **)&cu.ctx_get_current = dlsym(h, "cuCtxGetCurrent");
+	*(void **)&cu.ctx_set_current = dlsym(h, "cuCtxSetCurrent");
+	*(void **)&cu.primary_ctx_retain = dlsym(h, "cuDevicePrimaryCtxRetain");
+	*(void **)&cu.mem_alloc = dlsym(h, "cuMemAlloc_v2");
+	*(void **)&cu.mem_free = dlsym(h, "cuMemFree_v2");
+	*(void **)&cu.stream_enqueue = dlsym(h, "fake_cuda_stream_enqueue");
+	*(void **)&cu.stream_hang = dlsym(h, "fake_cuda_stream_hang");
+}
+
+static bool cu_ready(void)
+{
+	pthread_once(&cu.once, cu_load);
+	return cu.ctx_get_device && cu.ctx_get_current && cu.ctx_set_current &&
+	       cu.primary_ctx_retain && cu.mem_alloc && cu.mem_free &&
+	       cu.stream_enqueue && cu.stream_hang;
+}
 
 static struct {
 	pthread_mutex_t lock;
@@ -86,7 +103,8 @@ static void crash_if(const char *phase)
 
 ncclResult_t ncclGetVersion(int *version)
 {
-	*version = (int)fake_env_num("FAKE_NCCL_VERSION", NCCL_VERSION_CODE);
+	*version = (int)fake_env_num("FAKE_NCCL_VERSION",
+				     FAKE_NCCL_DEFAULT_VERSION);
 	return ncclSuccess;
 }
 
@@ -101,6 +119,24 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
 	nccl.next_id++;
 	pthread_mutex_unlock(&nccl.lock);
 	return ncclSuccess;
+}
+
+/* Allocates on the communicator's device, as NCCL does: it switches to
+ * that device's primary context for the call, then back. */
+static CUresult reserve(ncclComm_t comm, size_t bytes)
+{
+	CUcontext saved = NULL, ctx = NULL;
+	CUresult rc;
+
+	rc = cu.ctx_get_current(&saved);
+	if (rc == CUDA_SUCCESS)
+		rc = cu.primary_ctx_retain(&ctx, comm->device);
+	if (rc == CUDA_SUCCESS)
+		rc = cu.ctx_set_current(ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = cu.mem_alloc(&comm->reserved, bytes);
+	cu.ctx_set_current(saved);
+	return rc;
 }
 
 /* Runs under nccl.lock. */
@@ -122,6 +158,22 @@ static void run_init(ncclComm_t comm)
 		comm->ready_at = 0;
 		return;
 	}
+	/* Device memory for buffers and connections, taken on the comm's
+	 * device: NCCL_CUMEM_ENABLE=0 roughly triples it (seed 001). */
+	if (!comm->reserved) {
+		double mib = fake_env_num("FAKE_NCCL_MEM_MIB", 200);
+		const char *cumem = getenv("NCCL_CUMEM_ENABLE");
+
+		if (cumem && strcmp(cumem, "0") == 0)
+			mib *= 3;
+		if (mib > 0 && reserve(comm, (size_t)(mib * (1 << 20))) !=
+				       CUDA_SUCCESS) {
+			comm->state = set_error(ncclUnhandledCudaError,
+						"fake: cuMemAlloc of %g MiB for the communicator failed",
+						mib);
+			return;
+		}
+	}
 	if (comm->blocking) {
 		fake_sleep(delay);
 		comm->state = ncclSuccess;
@@ -131,11 +183,12 @@ static void run_init(ncclComm_t comm)
 	}
 }
 
-ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks,
-				    ncclUniqueId commId, int rank,
-				    ncclConfig_t *config)
+static ncclResult_t init_comm(ncclComm_t *out, int nranks,
+			      ncclUniqueId commId, int rank,
+			      ncclConfig_t *config)
 {
 	ncclComm_t comm;
+	CUdevice dev = 0;
 	ncclResult_t rc = ncclSuccess;
 
 	if (nranks < 1 || rank < 0 || rank >= nranks)
@@ -144,13 +197,20 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks,
 	if (config && config->magic != 0xcafebeef)
 		return set_error(ncclInvalidArgument,
 				 "fake: config not initialised with NCCL_CONFIG_INITIALIZER");
+	if (!cu_ready())
+		return set_error(ncclSystemError,
+				 "fake: libcuda.so.1 (the fake one) not usable");
+	/* Like NCCL: the device is the calling thread's current one. */
+	if (cu.ctx_get_device(&dev) != CUDA_SUCCESS)
+		return set_error(ncclUnhandledCudaError,
+				 "fake: no current CUDA context (cuCtxGetDevice)");
 	comm = calloc(1, sizeof(*comm));
 	if (!comm)
 		return set_error(ncclSystemError, "fake: out of memory");
 	memcpy(&comm->clique, commId.internal, sizeof(comm->clique));
 	comm->rank = rank;
 	comm->nranks = nranks;
-	cudaGetDevice(&comm->device);
+	comm->device = dev;
 	comm->blocking = !config || config->blocking == NCCL_CONFIG_UNDEF_INT ||
 			 config->blocking != 0;
 	comm->state = ncclInProgress;
@@ -172,10 +232,20 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks,
 	return rc;
 }
 
+/* FAKE_NCCL_NO_CONFIG: an NCCL older than 2.14, without this symbol. */
+#ifndef FAKE_NCCL_NO_CONFIG
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks,
+				    ncclUniqueId commId, int rank,
+				    ncclConfig_t *config)
+{
+	return init_comm(out, nranks, commId, rank, config);
+}
+#endif
+
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks,
 			      ncclUniqueId commId, int rank)
 {
-	return ncclCommInitRankConfig(comm, nranks, commId, rank, NULL);
+	return init_comm(comm, nranks, commId, rank, NULL);
 }
 
 static void refresh(ncclComm_t comm)
@@ -216,51 +286,93 @@ static double allreduce_seconds(size_t bytes, int nranks)
 	return (double)bytes / algbw;
 }
 
-/* One all-reduce: the ops of one clique in the group.  Under nccl.lock. */
-static ncclResult_t run_allreduce(struct op *ops, int n)
+/* One collective: the ops of one clique and kind.  Under nccl.lock. */
+static ncclResult_t run_coll(struct op *ops, int n)
 {
+	enum op_kind kind = ops[0].kind;
 	int nranks = ops[0].comm->nranks;
-	size_t count = ops[0].count;
+	struct op *by_rank[MAX_PENDING] = { NULL };
 	double started = fake_now(), seconds;
 
 	if (n != nranks)
 		return set_error(ncclInvalidUsage,
-				 "fake: all-reduce with %d of %d ranks in the group would hang",
-				 n, nranks);
-	for (int i = 0; i < n; i++)
-		if (ops[i].count != count)
+				 "fake: %s with %d of %d ranks in the group would hang",
+				 fake_op_func[kind], n, nranks);
+	for (int i = 0; i < n; i++) {
+		if (ops[i].count != ops[0].count || ops[i].peer != ops[0].peer)
 			return set_error(ncclInvalidUsage,
-					 "fake: ranks disagree on the count");
+					 "fake: ranks disagree on the count or root");
+		by_rank[ops[i].comm->rank] = &ops[i];
+	}
+	if (!fake_algo_allowed(kind))
+		return set_error(ncclInvalidUsage,
+				 "fake: no algorithm/protocol available for function %s with datatype ncclFloat32. NCCL_ALGO was set to %s.",
+				 fake_op_func[kind], getenv("NCCL_ALGO"));
 	crash_if("allreduce");
-	if (fake_env_has("FAKE_NCCL_FAIL", "allreduce")) {
+	if (fake_env_has("FAKE_NCCL_FAIL", "allreduce") ||
+	    (kind != OP_ALLREDUCE &&
+	     fake_env_has("FAKE_NCCL_FAIL", "collectives"))) {
 		for (int i = 0; i < n; i++)
 			ops[i].comm->state = set_error(ncclUnhandledCudaError,
-						       "fake: injected all-reduce failure (FAKE_NCCL_FAIL=allreduce)");
+						       "fake: injected %s failure (FAKE_NCCL_FAIL)",
+						       fake_op_func[kind]);
 		return ncclSuccess;
 	}
-	/* Large messages: reduce only both ends, so that the host's speed
-	 * does not swamp the simulated time (FAKE_NCCL_BUSBW_GBPS). */
-	for (size_t e = 0; e < count; e++) {
-		float sum = 0;
-
-		if (count > 2 * SAMPLE && e == SAMPLE)
-			e = count - SAMPLE;
-		for (int i = 0; i < n; i++)
-			sum += ((const float *)ops[i].send)[e];
-		for (int i = 0; i < n; i++)
-			((float *)ops[i].recv)[e] = sum;
-	}
-	if (fake_env_has("FAKE_NCCL_WRONG_RESULT", "1"))
-		((float *)ops[n - 1].recv)[0] += 1.0f;
-	seconds = allreduce_seconds(count * sizeof(float), nranks) -
+	fake_move_data(kind, by_rank, n);
+	if (fake_env_has("FAKE_NCCL_WRONG_RESULT", "1") && kind == OP_ALLREDUCE)
+		((float *)by_rank[n - 1]->recv)[0] += 1.0f;
+	seconds = allreduce_seconds(ops[0].count * sizeof(float), nranks) -
 		  (fake_now() - started);
 	for (int i = 0; i < n; i++) {
 		if (fake_env_has("FAKE_NCCL_HANG", "allreduce"))
-			fake_cuda_stream_hang(ops[i].stream);
+			cu.stream_hang(ops[i].stream);
 		else
-			fake_cuda_stream_enqueue(ops[i].stream, seconds);
+			cu.stream_enqueue(ops[i].stream, seconds);
 	}
 	return ncclSuccess;
+}
+
+/* Point-to-point: every send needs the matching recv in the group. */
+static ncclResult_t run_p2p(struct op *ops, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct op *s = &ops[i];
+		bool matched = false;
+
+		if (s->kind != OP_SEND)
+			continue;
+		for (int k = 0; k < n && !matched; k++) {
+			struct op *r = &ops[k];
+
+			if (r->kind != OP_RECV || r->comm->rank != s->peer ||
+			    r->peer != s->comm->rank || r->count != s->count)
+				continue;
+			memcpy(r->recv, s->send, s->count * sizeof(float));
+			r->kind = OP_INIT;	/* consumed */
+			matched = true;
+		}
+		if (!matched)
+			return set_error(ncclInvalidUsage,
+					 "fake: send from rank %d to %d has no matching recv in the group",
+					 s->comm->rank, s->peer);
+	}
+	for (int i = 0; i < n; i++)
+		if (ops[i].kind == OP_RECV)
+			return set_error(ncclInvalidUsage,
+					 "fake: recv on rank %d has no matching send",
+					 ops[i].comm->rank);
+	for (int i = 0; i < n; i++)
+		cu.stream_enqueue(ops[i].stream, 0);
+	return ncclSuccess;
+}
+
+static bool same_batch(const struct op *a, const struct op *b)
+{
+	bool pa = a->kind == OP_SEND || a->kind == OP_RECV;
+	bool pb = b->kind == OP_SEND || b->kind == OP_RECV;
+
+	return a->comm->clique == b->comm->clique &&
+	       (pa ? pb : a->kind == b->kind);
 }
 
 /* Runs the pending ops of a finished group.  Under nccl.lock. */
@@ -283,18 +395,22 @@ static ncclResult_t run_group(void)
 		done[i] = true;
 	}
 	for (int i = 0; i < nccl.n_pending && rc == ncclSuccess; i++) {
+		enum op_kind kind = nccl.pending[i].kind;
 		int n = 0;
 
 		if (done[i])
 			continue;
 		for (int k = i; k < nccl.n_pending; k++) {
-			if (done[k] || nccl.pending[k].comm->clique !=
-					       nccl.pending[i].comm->clique)
+			if (done[k] ||
+			    !same_batch(&nccl.pending[k], &nccl.pending[i]))
 				continue;
 			nccl.batch[n++] = nccl.pending[k];
 			done[k] = true;
 		}
-		rc = run_allreduce(nccl.batch, n);
+		if (kind == OP_SEND || kind == OP_RECV)
+			rc = run_p2p(nccl.batch, n);
+		else
+			rc = run_coll(nccl.batch, n);
 	}
 	nccl.n_pending = 0;
 	if (rc == ncclSuccess && nonblocking)
@@ -318,35 +434,112 @@ ncclResult_t ncclGroupEnd(void)
 	return rc;
 }
 
-ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-			   ncclDataType_t datatype, ncclRedOp_t op,
-			   ncclComm_t comm, cudaStream_t stream)
+static ncclResult_t enqueue(struct op op)
 {
 	ncclResult_t rc = ncclSuccess;
 
-	if (!comm || datatype != ncclFloat || op != ncclSum)
-		return set_error(ncclInvalidArgument,
-				 "fake: only float sums are supported");
+	if (!op.comm)
+		return set_error(ncclInvalidArgument, "fake: NULL communicator");
 	pthread_mutex_lock(&nccl.lock);
-	refresh(comm);
-	if (comm->state != ncclSuccess) {
+	refresh(op.comm);
+	if (op.comm->state != ncclSuccess) {
 		pthread_mutex_unlock(&nccl.lock);
 		return set_error(ncclInvalidUsage,
 				 "fake: communicator not ready (state %d)",
-				 (int)comm->state);
+				 (int)op.comm->state);
 	}
 	if (nccl.n_pending == MAX_PENDING) {
 		pthread_mutex_unlock(&nccl.lock);
 		return set_error(ncclInternalError, "fake: group too large");
 	}
-	nccl.pending[nccl.n_pending++] = (struct op){
-		.kind = OP_ALLREDUCE, .comm = comm, .send = sendbuff,
-		.recv = recvbuff, .count = count, .stream = stream,
-	};
+	nccl.pending[nccl.n_pending++] = op;
 	if (nccl.group_depth == 0)
 		rc = run_group();
 	pthread_mutex_unlock(&nccl.lock);
 	return rc;
+}
+
+#define FLOAT_ONLY(type)                                                \
+	do {                                                            \
+		if ((type) != ncclFloat)                                \
+			return set_error(ncclInvalidArgument,           \
+					 "fake: only floats are supported"); \
+	} while (0)
+
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, ncclRedOp_t op,
+			   ncclComm_t comm, cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (op != ncclSum)
+		return set_error(ncclInvalidArgument,
+				 "fake: only sums are supported");
+	return enqueue((struct op){ .kind = OP_ALLREDUCE, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = count, .stream = stream });
+}
+
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, int root, ncclComm_t comm,
+			   cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (comm && (root < 0 || root >= comm->nranks))
+		return set_error(ncclInvalidArgument, "fake: invalid root %d",
+				 root);
+	return enqueue((struct op){ .kind = OP_BROADCAST, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = count, .peer = root,
+				    .stream = stream });
+}
+
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
+			   size_t sendcount, ncclDataType_t datatype,
+			   ncclComm_t comm, cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	return enqueue((struct op){ .kind = OP_ALLGATHER, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = sendcount, .stream = stream });
+}
+
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
+			       size_t recvcount, ncclDataType_t datatype,
+			       ncclRedOp_t op, ncclComm_t comm,
+			       cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (op != ncclSum)
+		return set_error(ncclInvalidArgument,
+				 "fake: only sums are supported");
+	return enqueue((struct op){ .kind = OP_REDUCESCATTER, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = recvcount, .stream = stream });
+}
+
+ncclResult_t ncclSend(const void *sendbuff, size_t count,
+		      ncclDataType_t datatype, int peer, ncclComm_t comm,
+		      cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (comm && (peer < 0 || peer >= comm->nranks))
+		return set_error(ncclInvalidArgument, "fake: invalid peer %d",
+				 peer);
+	return enqueue((struct op){ .kind = OP_SEND, .comm = comm,
+				    .send = sendbuff, .count = count,
+				    .peer = peer, .stream = stream });
+}
+
+ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype,
+		      int peer, ncclComm_t comm, cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (comm && (peer < 0 || peer >= comm->nranks))
+		return set_error(ncclInvalidArgument, "fake: invalid peer %d",
+				 peer);
+	return enqueue((struct op){ .kind = OP_RECV, .comm = comm,
+				    .recv = recvbuff, .count = count,
+				    .peer = peer, .stream = stream });
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm)
@@ -367,15 +560,22 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm)
 	return ncclInProgress;
 }
 
+static void release(ncclComm_t comm)
+{
+	if (comm && comm->reserved)
+		cu.mem_free(comm->reserved);
+	free(comm);
+}
+
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
-	free(comm);
+	release(comm);
 	return ncclSuccess;
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
-	free(comm);
+	release(comm);
 	return ncclSuccess;
 }
 

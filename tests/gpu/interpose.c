@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fault injection for the GPU tests: an LD_PRELOAD library that makes the
- * real CUDA runtime / NCCL misbehave in nccl-warmup, chosen by SN_FAULT:
+ * real CUDA driver / NCCL misbehave in nccl-warmup, chosen by SN_FAULT:
  *
- *   dup_busid    cudaDeviceGetPCIBusId reports device 0's bus ID for
+ *   dup_busid    cuDeviceGetPCIBusId reports device 0's bus ID for
  *                device 1 (two GPUs behind one PCI function)
  *   init_hang    ncclCommInitRankConfig never returns; the helper's own
  *                watchdog must end it at --timeout
@@ -19,7 +19,8 @@
  * SN_FAULT_LOG (the plugin keeps only the helper's last stderr line), so
  * a test can tell an injected fault from a real one.  Build: gcc -shared -fPIC -o interpose.so interpose.c
  * -ldl.  The real libraries are found with dlsym(RTLD_NEXT): the helper
- * links libcudart.so and libnccl.so dynamically.
+ * loads libcuda.so.1 and libnccl.so.2 with RTLD_GLOBAL and binds their
+ * symbols from the global scope, where an LD_PRELOAD library comes first.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -90,10 +91,11 @@ static __attribute__((noreturn)) void hang_forever(void)
 		pause();
 }
 
-cuda_error_t cudaDeviceGetPCIBusId(char *bus_id, int len, int device);
-cuda_error_t cudaDeviceGetPCIBusId(char *bus_id, int len, int device)
+/* CUdevice is the device ordinal (cuDeviceGet(&dev, i) gives i). */
+cuda_error_t cuDeviceGetPCIBusId(char *bus_id, int len, int device);
+cuda_error_t cuDeviceGetPCIBusId(char *bus_id, int len, int device)
 {
-	cuda_error_t (*f)(char *, int, int) = real("cudaDeviceGetPCIBusId");
+	cuda_error_t (*f)(char *, int, int) = real("cuDeviceGetPCIBusId");
 
 	if (fault_is("dup_busid") && device == 1) {
 		announce("dup_busid");

@@ -199,8 +199,8 @@ describe_node() {
 	cat "$work/node-brief.txt" >&3
 }
 
-# Dry run only: a stand-in for nvidia-smi that matches the fake libcudart's
-# default four GPUs (tests/fake/fake_cudart.c).
+# Dry run only: a stand-in for nvidia-smi that matches the fake libcuda's
+# default four GPUs (tests/fake/fake_cuda.c).
 install_fake_nvidia_smi() {
 	mkdir -p "$work/fakebin"
 	cat >"$work/fakebin/nvidia-smi" <<'EOF'
@@ -342,23 +342,47 @@ find_nccl() {
 	echo "NCCL: library $lib (version ${nccl_lib_version:-unknown}), header $h ($(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{printf "%s%s", s, $3; s="."}' "$h"))"
 }
 
-# CUDA's runtime must be found by the helper at run time, as on any site
-# that installs CUDA: register the toolkit's lib directory if ld.so does
-# not know libcudart yet.
-register_cudart() {
-	local d
-	ldconfig -p | grep -q 'libcudart\.so\.[0-9]* ' && return 0
+# The helper needs only the driver: hide every CUDA runtime from the
+# loader (ld.so.cache and LD_LIBRARY_PATH), as on a node where PyTorch
+# from pip brings its own.  An NCCL that lived beside the hidden runtime
+# is put back, alone, as the node's system NCCL.
+sys_nccl=
+hide_cuda_runtime() {
+	local lib dir conf nccl pass
 	[ "$dryrun" = 1 ] && return 0
-	for d in "$cuda/lib64" "$cuda/targets/x86_64-linux/lib"; do
-		if ls "$d"/libcudart.so.* >/dev/null 2>&1; then
-			echo "$d" >/etc/ld.so.conf.d/zz-spank-nccl-gpu-cuda.conf
-			ldconfig
-			echo "registered $d with ld.so (libcudart)"
-			return 0
-		fi
+	echo "LD_LIBRARY_PATH was: ${LD_LIBRARY_PATH:-unset}"
+	unset LD_LIBRARY_PATH
+	nccl=$(ldconfig -p | awk '$1 == "libnccl.so.2" && /x86-64/ { print $NF; exit }')
+	# Several files may list (other spellings of) the same directory:
+	# hide what ld.so.cache shows until no libcudart is left.
+	for pass in 1 2 3 4 5; do
+		ldconfig -p | grep -q 'libcudart\.so' || break
+		for lib in $(ldconfig -p | awk '$1 ~ /^libcudart\.so/ { print $NF }'); do
+			dir=$(dirname "$(readlink -f "$lib")")
+			for conf in /etc/ld.so.conf.d/*.conf /etc/ld.so.conf; do
+				[ -f "$conf" ] || continue
+				grep -qxF "$(dirname "$lib")" "$conf" ||
+					grep -qxF "$dir" "$conf" || continue
+				echo "pass $pass: hiding $(dirname "$lib") from $conf (holds $(basename "$lib"))"
+				grep -vxF -e "$(dirname "$lib")" -e "$dir" "$conf" >"$conf.sn-tmp" || :
+				mv -f "$conf.sn-tmp" "$conf"
+			done
+		done
+		ldconfig
 	done
-	echo "libcudart.so not found under $cuda"
-	return 1
+	if [ -n "$nccl" ] && ! ldconfig -p | grep -q 'libnccl\.so\.2 '; then
+		mkdir -p /opt/sn-system-nccl
+		ln -sfn "$(readlink -f "$nccl")" /opt/sn-system-nccl/libnccl.so.2
+		echo /opt/sn-system-nccl >/etc/ld.so.conf.d/zz-sn-system-nccl.conf
+		ldconfig
+		echo "system NCCL $nccl re-registered alone in /opt/sn-system-nccl"
+	fi
+	sys_nccl=$(ldconfig -p | awk '$1 == "libnccl.so.2" && /x86-64/ { print $NF; exit }')
+	if ldconfig -p | grep -q 'libcudart\.so'; then
+		ldconfig -p | grep libcudart
+		return 1
+	fi
+	echo "no libcudart in the loader path; system NCCL: ${sys_nccl:-none}"
 }
 
 # No make on the node: the same objects with plain gcc.
@@ -375,8 +399,7 @@ build_with_gcc() {
 		"$s"/src/core/*.c "$s"/src/plugin/*.c &&
 	gcc "${flags[@]}" '-DWU_VERSION="gcc-build"' -I"$cuda/include" \
 		-I"$nccl_prefix/include" -o "$b/src/warmup/nccl-warmup" \
-		"$s"/src/core/*.c "$s"/src/warmup/*.c \
-		-L"$cuda/lib64" -L"$nccl_prefix/lib" -lnccl -lcudart -lpthread
+		"$s"/src/core/*.c "$s"/src/warmup/*.c -lpthread -ldl
 }
 
 # configure_and_make CONFIGURE_ARGS...: into build.log.
@@ -406,7 +429,11 @@ build_project() {
 	tar -xJf "${tarballs[0]}" -C "$work/src" --strip-components=1 ||
 		die_setup build "cannot unpack ${tarballs[0]}"
 	find_nccl || die_setup build "NCCL not usable"
-	register_cudart || die_setup build "CUDA runtime not usable"
+	if hide_cuda_runtime; then
+		record PASS no-cuda-runtime-in-loader-path
+	else
+		record FAIL no-cuda-runtime-in-loader-path "a libcudart stays in ld.so.cache (run.log)"
+	fi
 	if ! configure_and_make --with-slurm="$sl_root/usr"; then
 		tail -n 40 "$out/build.log"
 		tail -n 8 "$out/build.log" >&3
@@ -440,6 +467,31 @@ build_project() {
 		-o "$work/interpose.so" "$src/tests/gpu/interpose.c" -ldl ||
 		die_setup build "cannot build tests/gpu/interpose.c"
 	record PASS build
+	build_before
+}
+
+# The bench's "before": nccl-warmup of SN_GPU_BEFORE_SRC (a source tree
+# of the previous helper, linked with libcudart and libnccl), built with
+# gcc; its RUNPATH finds the toolkit's libcudart, hidden from ld.so.
+before_helper=
+build_before() {
+	local b=${SN_GPU_BEFORE_SRC:-} f srcs=()
+	[ -n "$b" ] && [ -f "$b/src/warmup/main.c" ] || return 0
+	# The helper's own sources, as its Makefile.inc lists them.
+	for f in $(sed -n '/^src_warmup_nccl_warmup_SOURCES/,/^$/p' \
+			"$b/src/warmup/Makefile.inc" | grep -o 'src/warmup/[a-z_]*\.c'); do
+		srcs+=("$b/$f")
+	done
+	if gcc -std=gnu11 -O2 -D_GNU_SOURCE -w -I"$b/src/core" -I"$work/build" \
+		'-DWU_VERSION="before"' -I"$cuda/include" -I"$nccl_prefix/include" \
+		-o "$work/nccl-warmup-before" "$b"/src/core/*.c "${srcs[@]}" \
+		-L"$cuda/lib64" -L"$nccl_prefix/lib" -Wl,-rpath,"$cuda/lib64" \
+		-lnccl -lcudart -lpthread >>"$out/build.log" 2>&1; then
+		before_helper=$work/nccl-warmup-before
+		say "bench before: $before_helper from $b ($(ldd "$before_helper" | grep -Eo 'libcudart[^ ]*|libnccl[^ ]*' | paste -sd' '))"
+	else
+		say "bench before: cannot build $b (build.log); bench without it"
+	fi
 }
 
 # ---------------------------------------------------------------------
@@ -527,8 +579,8 @@ start_cluster() {
 	gpu_cluster_start 3>&- || die_setup cluster "the Slurm cluster did not come up (run.log)"
 	sinfo -N -o '%N %T %G %c'
 	if [ "$dryrun" = 1 ]; then
-		# The jobs (and so the helper) load the fake CUDA/NCCL.
-		export LD_LIBRARY_PATH=$SN_CLUSTER_DIR/fake/lib
+		# The jobs (and so the helper) load the fake driver and NCCL.
+		export LD_LIBRARY_PATH=$SN_CLUSTER_DIR/fake/cuda:$SN_CLUSTER_DIR/fake/nccl
 	fi
 	say "cluster up: $(sinfo -h -N -o '%N %T %G') ($(elapsed) s)"
 	record PASS cluster
@@ -758,6 +810,76 @@ t_fault_wedged() {
 	sn_plugstack_reset
 }
 
+err_has_f() { grep -qF -- "$1" "$srun_err"; }
+
+# The NCCL of PyTorch's nvidia-nccl-cu* wheel in the venv, and its version.
+venv_nccl=
+venv_nccl_version=
+find_venv_nccl() {
+	venv_nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+	venv_nccl_version=$(python3 -c 'import torch; print(".".join(map(str, torch.cuda.nccl.version())))' 2>/dev/null)
+	[ -f "$venv_nccl/libnccl.so.2" ]
+}
+
+t_driver_only() {
+	want "nccl-warmup links no CUDA or NCCL library" \
+		sh -c "! ldd '$(sn_helper_path)' | grep -E 'libcuda|libnccl'"
+	want "no libcudart in the loader path" \
+		sh -c "! ldconfig -p | grep -q libcudart"
+	run_srun 60 "$(gres)" --nccl-warmup=comm,verbose echo TASK-RAN
+	want "srun exits 0" srun_ok
+	want "the task ran" out_has TASK-RAN
+	want "summary names the driver" err_has "driver [^,]*[0-9]+\\.[0-9]+"
+	if [ -n "$sys_nccl" ]; then
+		want "summary names the system NCCL $nccl_lib_version at $sys_nccl" \
+			err_has_f "NCCL ${nccl_lib_version:-} from $sys_nccl (system)"
+	fi
+	want "summary gives the NCCL memory per GPU" err_has "NCCL memory [0-9/]+ MiB"
+	say "  $(grep -o 'driver [^,]*, NCCL [^,]*, comm mode, NCCL memory [^,]*' "$srun_err")"
+}
+
+t_venv_nccl() {
+	if ! find_venv_nccl; then
+		t_problems+=("no nvidia-nccl wheel in python3's environment")
+		return
+	fi
+	run_srun 60 "$(gres)" --nccl-warmup="comm,verbose,nccl=$venv_nccl" echo TASK-RAN
+	want "srun exits 0 (nccl=venv)" srun_ok
+	want "summary names the venv's NCCL $venv_nccl_version at $venv_nccl (user)" \
+		err_has_f "NCCL $venv_nccl_version from $venv_nccl/libnccl.so.2 (user)"
+	say "  $(grep -o 'NCCL [0-9.]* from [^,]*, comm mode, NCCL memory [^,]*' "$srun_err")"
+	run_srun 60 "$(gres)" --export="ALL,LD_PRELOAD=$venv_nccl/libnccl.so.2" \
+		--nccl-warmup=comm,verbose echo TASK-RAN
+	want "srun exits 0 (LD_PRELOAD)" srun_ok
+	want "the preloaded venv NCCL is warmed (preload)" \
+		err_has_f "NCCL $venv_nccl_version from $venv_nccl/libnccl.so.2 (preload)"
+	run_srun 60 "$(gres)" --export="ALL,LD_LIBRARY_PATH=$venv_nccl" \
+		--nccl-warmup=comm,verbose echo TASK-RAN
+	want "srun exits 0 (LD_LIBRARY_PATH)" srun_ok
+	want "the venv NCCL in LD_LIBRARY_PATH is warmed (ld_library_path)" \
+		err_has_f "NCCL $venv_nccl_version from $venv_nccl/libnccl.so.2 (ld_library_path)"
+	run_srun 60 "$(gres)" --export="ALL,NCCL_CUMEM_ENABLE=0" \
+		--nccl-warmup="comm,verbose,nccl=$venv_nccl" echo TASK-RAN
+	want "srun exits 0 (NCCL_CUMEM_ENABLE=0)" srun_ok
+	say "  NCCL_CUMEM_ENABLE=0: $(grep -o 'NCCL memory [^,]*' "$srun_err")"
+}
+
+t_algo_tree() {
+	local mark nccl_word=
+	find_venv_nccl && nccl_word=",nccl=$venv_nccl"
+	mark=$(log_mark)
+	run_srun 60 "$(gres)" --export="ALL,NCCL_ALGO=Tree" \
+		--nccl-warmup="comm$nccl_word" echo TASK-RAN
+	want "srun fails" srun_failed
+	want "the task did not run" lacks TASK-RAN "$srun_out"
+	want "the failure names broadcast" err_has "NCCL broadcast failed"
+	want "the failure names NCCL_ALGO=Tree" err_has "NCCL_ALGO=Tree"
+	want "the failure points at the rule/profile" err_has "ppo-tree"
+	want "the log records failed_op broadcast" \
+		grep -q '"failed_op":"broadcast"' <(log_since "$mark")
+	say "  $(grep -o 'NCCL broadcast failed[^;]*' "$srun_err" | head -n 1)"
+}
+
 t_unprivileged() {
 	local mark uid gid extra
 	uid=$(id -u "$SN_USER")
@@ -787,6 +909,9 @@ t_unprivileged() {
 run_checks() {
 	phase "checks ($gpu_count GPUs)"
 	run_test no-warmup-without-option t_no_warmup 40
+	run_test driver-only-system-nccl t_driver_only 70
+	run_test venv-nccl-named t_venv_nccl 200
+	run_test nccl-algo-tree-refused t_algo_tree 70
 	run_test ddp-profiles-merge t_ddp_profiles 190
 	run_test one-warmup-per-node t_one_warmup_per_node 70
 	run_test mode-check t_mode_check 70
@@ -807,6 +932,11 @@ run_bench() {
 	if [ "$(seconds_left)" -lt 170 ]; then
 		record FAIL bench "not run: only $(seconds_left) s left"
 		return
+	fi
+	if [ -n "$before_helper" ]; then
+		install -m 0755 "$before_helper" "$SN_CLUSTER_DIR/libexec/nccl-warmup-before"
+		export SN_HELPER_BEFORE=$SN_CLUSTER_DIR/libexec/nccl-warmup-before
+		export SN_BENCH_PLUGSTACK=$SN_CLUSTER_DIR/etc/plugstack.conf
 	fi
 	if SN_HELPER=$(sn_helper_path) SN_BENCH_GPUS=$gpu_count \
 	   timeout -k 5 "$(($(seconds_left) - 15))" \

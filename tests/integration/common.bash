@@ -223,14 +223,14 @@ sn_require_file() {
 }
 
 # ---------------------------------------------------------------------
-# Warmup: the fake CUDA runtime and NCCL (tests/fake, built by make
+# Warmup: the fake NVIDIA driver and NCCL (tests/fake, built by make
 # check) stand in for the GPUs.  They are steered by FAKE_* variables,
 # which srun passes to the step and the plugin passes to nccl-warmup with
 # the rest of the job's environment.
 
 # Exports LD_LIBRARY_PATH and the FAKE_* variables of SCENARIO, and a
-# fresh per-test log (FAKE_CUDA_LOG) where the fake libcudart records each
-# process that loaded it: "lib=cudart pid=P uid=r/e/s gid=r/e/s".
+# fresh per-test log (FAKE_CUDA_LOG) where the fake libcuda records each
+# process that loaded it: "lib=cuda pid=P uid=r/e/s gid=r/e/s".
 sn_fake_env() {
 	local scenario=$1
 	SN_FAKE_LOG="$SN_CLUSTER_DIR/tmp/fake-cuda-${BATS_TEST_NUMBER:-0}.log"
@@ -255,11 +255,11 @@ sn_fake_env() {
 	esac
 }
 
-# How many processes loaded the fake libcudart since sn_fake_env (the
+# How many processes loaded the fake libcuda since sn_fake_env (the
 # tasks in these tests never load it: only nccl-warmup does).
 sn_fake_loads() {
 	if [ -f "$SN_FAKE_LOG" ]; then
-		grep -c '^lib=cudart ' "$SN_FAKE_LOG" || true
+		grep -c '^lib=cuda ' "$SN_FAKE_LOG" || true
 	else
 		echo 0
 	fi
@@ -285,8 +285,8 @@ sn_helper_procs() {
 
 sn_require_warmup() {
 	sn_require_file "$(sn_helper_path)" "nccl-warmup not built" || return 1
-	sn_require_file "$(sn_fake_lib_dir)/libcudart.so.13" \
-		"fake libcudart not built (make check)" || return 1
-	sn_require_file "$(sn_fake_lib_dir)/libnccl.so.2" \
+	sn_require_file "$(sn_fake_dir cuda)/libcuda.so.1" \
+		"fake libcuda not built (make check)" || return 1
+	sn_require_file "$(sn_fake_dir nccl)/libnccl.so.2" \
 		"fake libnccl not built (make check)"
 }

@@ -173,6 +173,9 @@ wait_drained() {
 	wait_drained || sn_fail "node not drained: $(node_state)"
 	reason=$(node_reason)
 	echo "# Reason=$reason" >&3
+	# The driver and the NCCL it loaded (version and path) come first.
+	[[ $reason == "spank-nccl: [driver CUDA "*", NCCL "*" from $(sn_fake_dir nccl)/libnccl.so.2 (ld_library_path)] "* ]] ||
+		sn_fail "Reason lacks the driver/NCCL: $reason"
 	[[ $reason == "spank-nccl: "* ]] || sn_fail "Reason: $reason"
 	[[ $reason == *NCCL* || $reason == *nccl* ]] || sn_fail "Reason: $reason"
 }

@@ -176,7 +176,7 @@ assert_tasks_blocked() {
 		FAKE_CUDA_LOG="$FAKE_CUDA_LOG" timeout 30 srun -n2 --gres=gpu:2 \
 		--nccl-warmup=comm printenv SLURM_JOB_ID
 	sn_assert_status 0
-	line=$(grep '^lib=cudart ' "$SN_FAKE_LOG") ||
+	line=$(grep '^lib=cuda ' "$SN_FAKE_LOG") ||
 		sn_fail "the helper did not run"
 	[ "$(wc -l <<<"$line")" -eq 1 ] || sn_fail "helper ran more than once"
 	grep -q " uid=$uid/$uid/$uid gid=$gid/$gid/$gid\$" <<<"$line" ||
@@ -309,4 +309,83 @@ S
 	state=$(sn_timeout sinfo -h -n n1 -o %T)
 	[ "$state" = idle ] || sn_fail "node n1 is $state after the failed job"
 	sn_assert_msg '[Dd]uplicate|same PCI bus ID' "$SN_JOB_OUT"
+}
+
+# ---------------------------------------------------------------------
+# Which NCCL the warmup loads: the job's preload, the step's nccl=, the
+# job's LD_LIBRARY_PATH, the site's warmup_nccl=, the system (in order).
+
+@test "warmup names the driver and the NCCL it loaded, everywhere" {
+	local nccl
+	nccl=$(sn_fake_dir nccl)/libnccl.so.2
+	sn_fake_env ok
+	run --separate-stderr warm_srun comm,verbose
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg "driver CUDA [0-9]+\.[0-9]+, NCCL [0-9.]+ from $nccl \(ld_library_path\)"
+	# slurmd's log keeps the helper's JSON: path, source, collectives.
+	grep -q "\"nccl_path\":\"$nccl\",\"nccl_source\":\"ld_library_path\"" \
+		"$(sn_slurmd_log)" || sn_fail "slurmd log lacks the NCCL path"
+	grep -q '"collectives":{"allreduce":[0-9.]*,"broadcast":[0-9.]*,"allgather":[0-9.]*,"reducescatter":[0-9.]*,"sendrecv":' \
+		"$(sn_slurmd_log)" || sn_fail "slurmd log lacks the collectives"
+}
+
+@test "warmup: nccl=PATH names the step's NCCL; a preloaded NCCL wins over it" {
+	local alt
+	alt=$(sn_fake_dir nccl-alt)
+	sn_fake_env ok
+	run --separate-stderr warm_srun "comm,verbose,nccl=$alt"
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg "NCCL 2\.23\.4 from $alt/libnccl\.so\.2 \(user\)"
+	rm -f "$MARKER"
+	# Two NCCLs on the node: the job preloads one, names the other.
+	LD_PRELOAD=$alt/libnccl.so.2 run --separate-stderr \
+		warm_srun "comm,verbose,nccl=$(sn_fake_dir nccl)"
+	sn_assert_status 0
+	sn_assert_msg "NCCL 2\.23\.4 from $alt/libnccl\.so\.2 \(preload\)"
+}
+
+@test "warmup: warmup_nccl= in plugstack.conf after the job's LD_LIBRARY_PATH" {
+	local alt
+	alt=$(sn_fake_dir nccl-alt)
+	sn_plugstack_set "warmup_nccl=$alt"
+	sn_fake_env ok
+	run --separate-stderr warm_srun comm,verbose
+	sn_assert_status 0
+	sn_assert_msg "from $(sn_fake_dir nccl)/libnccl\.so\.2 \(ld_library_path\)"
+	rm -f "$MARKER"
+	LD_LIBRARY_PATH=$(sn_fake_dir cuda) run --separate-stderr \
+		warm_srun comm,verbose
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg "NCCL 2\.23\.4 from $alt/libnccl\.so\.2 \(admin\)"
+}
+
+@test "warmup: nccl= of an NCCL without ncclCommInitRankConfig fails, naming it" {
+	sn_fake_env ok
+	run --separate-stderr warm_srun "comm,nccl=$(sn_fake_dir nccl-old)"
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg "lacks ncclCommInitRankConfig: NCCL 2\.14 or newer is needed"
+}
+
+@test "warmup: a bad nccl= is refused at submission with the fix" {
+	sn_fake_env ok
+	run --separate-stderr warm_srun "comm,nccl=lib/libnccl.so.2"
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg "nccl= needs the absolute path of libnccl\.so\.2"
+}
+
+@test "warmup: NCCL_ALGO=Tree in the job fails the step before its tasks, naming broadcast" {
+	sn_fake_env ok
+	NCCL_ALGO=Tree run --separate-stderr warm_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg "NCCL broadcast failed"
+	sn_assert_msg "NCCL_ALGO=Tree"
+	sn_assert_msg "nccl-algo-tree-everywhere"
+	grep -q '"failed_op":"broadcast"' "$(sn_slurmd_log)" ||
+		sn_fail "slurmd log lacks failed_op"
 }

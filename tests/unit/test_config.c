@@ -47,12 +47,14 @@ static void test_every_key(void **state)
 		"warmup_teardown=clean",
 		"warmup_reuse=no",
 		"warmup_reuse_dir=/var/spool/slurmd/spank-nccl",
+		"warmup_nccl=/opt/nccl/2.28/lib",
 	};
 	struct sn_config cfg;
 	struct sn_error err = { "" };
 
 	sn_config_defaults(&cfg);
-	if (sn_config_parse(&cfg, 11, argv, &err) != 0)
+	assert_string_equal(cfg.warmup_nccl, "");
+	if (sn_config_parse(&cfg, 12, argv, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_string_equal(cfg.profiles_path, "/etc/slurm/nccl-profiles.conf");
 	assert_true(cfg.default_profiles.given);
@@ -68,6 +70,7 @@ static void test_every_key(void **state)
 	assert_false(cfg.warmup_teardown_exit);
 	assert_false(cfg.warmup_reuse);
 	assert_string_equal(cfg.warmup_reuse_dir, "/var/spool/slurmd/spank-nccl");
+	assert_string_equal(cfg.warmup_nccl, "/opt/nccl/2.28/lib");
 }
 
 static void test_good_values(void **state)
@@ -157,6 +160,7 @@ static void test_bad_values(void **state)
 		{ "warmup_bytes=M", "1K to 16G" },
 		{ "warmup_bytes=-1K", "1K to 16G" },
 		{ "warmup_teardown=fast", "expected exit" },
+		{ "warmup_nccl=lib/libnccl.so.2", "expected an absolute path" },
 		{ "warmup_teardown=", "empty value" },
 		{ "warmup_reuse=off", "expected yes (a step reuses a pass" },
 		{ "warmup_reuse=", "empty value" },

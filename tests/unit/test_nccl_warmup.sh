@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# End-to-end test of the built nccl-warmup against the fake libcudart and
-# libnccl (tests/fake): every scenario checks the exit status, the
+# End-to-end test of the built nccl-warmup against the fake libcuda.so.1
+# (the driver) and libnccl.so.2 (tests/fake, each in its own directory): every scenario checks the exit status, the
 # "spank-nccl:" line on stderr and the JSON object on stdout.
 # Run by "make check" from the build directory.
 set -u
 
 helper=./src/warmup/nccl-warmup
-fakelib=./tests/fake/lib
+fake=$(cd ./tests/fake 2>/dev/null && pwd)
 
-if [ ! -x "$helper" ] || [ ! -e "$fakelib/libnccl.so.2" ] ||
-   [ ! -e "$fakelib/libcudart.so.13" ]; then
+if [ ! -x "$helper" ] || [ ! -e "$fake/nccl/libnccl.so.2" ] ||
+   [ ! -e "$fake/cuda/libcuda.so.1" ]; then
 	echo "nccl-warmup or the fake CUDA/NCCL libraries were not built" \
 	     "(configure found no CUDA runtime/NCCL; see --with-cuda)" >&2
 	if [ "${CI:-}" = true ]; then
@@ -32,8 +32,10 @@ unset CUDA_VISIBLE_DEVICES FAKE_CUDA_BUSIDS FAKE_CUDA_UUIDS FAKE_CUDA_MIG \
 	FAKE_CUDA_FAIL FAKE_CUDA_HANG FAKE_NCCL_FAIL FAKE_NCCL_HANG \
 	FAKE_NCCL_CRASH FAKE_NCCL_WRONG_RESULT FAKE_NCCL_INIT_DELAY_MS \
 	FAKE_NCCL_BUSBW_GBPS FAKE_NCCL_VERSION FAKE_CUDA_LOG FAKE_NCCL_LOG \
-	NCCL_COMM_BLOCKING
-LD_LIBRARY_PATH="$fakelib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	FAKE_CUDA_DRIVER_VERSION FAKE_CUDA_MEM_MIB FAKE_NCCL_MEM_MIB \
+	NCCL_COMM_BLOCKING NCCL_ALGO NCCL_CUMEM_ENABLE LD_PRELOAD
+for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+LD_LIBRARY_PATH="$fake/cuda:$fake/nccl"
 export LD_LIBRARY_PATH
 
 now_ms() {
@@ -96,18 +98,30 @@ ok_json() {
 # --- all distinct (default 4 fake GPUs) ---------------------------------
 run distinct -- --json
 expect_rc 0; ok_json
-expect_err "spank-nccl: warmup ok on testnode: 4 GPUs [0000:01:00.0 0000:02:00.0 0000:03:00.0 0000:04:00.0], NCCL 2."
-expect_err ", comm mode, cuda "
+expect_err "spank-nccl: warmup ok on testnode: 4 GPUs [0000:01:00.0 0000:02:00.0 0000:03:00.0 0000:04:00.0], driver CUDA 13.0, NCCL 2."
+expect_err " from $fake/nccl/libnccl.so.2 (ld_library_path)"
+expect_err ", NCCL memory 200/200/200/200 MiB"
+expect_err ", collectives "
+expect_json '"driver_version":null,"cuda_driver_version":13000'
+expect_json "\"nccl_path\":\"$fake/nccl/libnccl.so.2\",\"nccl_source\":\"ld_library_path\""
+expect_json '"collectives":{"allreduce":'
+for op in broadcast allgather reducescatter sendrecv; do
+	expect_json "\"$op\":"
+done
+expect_no_json '"failed_op"'
+expect_json '"mig":false,"nccl_mem_mib":200}'
+expect_err ", comm mode, NCCL memory "
+expect_err " MiB, cuda "
 expect_err ", comm init "
 expect_err ", all-reduce "
 expect_err ", teardown "
-expect_json '"gpus":[{"index":0,"busid":"0000:01:00.0","uuid":"GPU-fa4e0000-0000-0000-0000-000000000000","mig":false},'
+expect_json '"gpus":[{"index":0,"busid":"0000:01:00.0","uuid":"GPU-fa4e0000-0000-0000-0000-000000000000","mig":false,"nccl_mem_mib":200},'
 expect_json '{"index":3,"busid":"0000:04:00.0"'
 expect_json '"cuda_visible_devices":null'
 expect_json '"busbw_gbps":null'
 expect_json "\"ids\":{\"uid\":[$(id -ru),$(id -u),"
 expect_json "\"gid\":[$(id -rg),$(id -g),"
-for k in cuda_init contexts comm_init allreduce teardown total; do
+for k in cuda_init contexts comm_init allreduce collectives teardown total; do
 	case $out in *"\"$k\":null"*) fail "timing $k missing";; esac
 	expect_json "\"$k\":"
 done
@@ -169,11 +183,11 @@ expect_json '"cuda_visible_devices":"2,0"'
 run cuda-init FAKE_CUDA_FAIL=init -- --json
 expect_rc 4; expect_shape
 expect_json '"status":"cuda_error"'
-expect_err "cudaGetDeviceCount failed: cudaErrorInitializationError (3): initialization error"
+expect_err "cuInit failed: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): system has unsupported display driver / cuda driver combination"
 
 run cuda-context FAKE_CUDA_FAIL=context -- --json
 expect_rc 4; expect_shape
-expect_err "cudaSetDevice on device 3 failed: cudaErrorDevicesUnavailable"
+expect_err "cuDevicePrimaryCtxRetain on device 3 failed: CUDA_ERROR_DEVICE_UNAVAILABLE (46)"
 
 run nccl-init FAKE_NCCL_FAIL=init -- --json
 expect_rc 5; expect_shape
@@ -187,12 +201,14 @@ expect_err "ncclGetUniqueId failed"
 
 run nccl-allreduce FAKE_NCCL_FAIL=allreduce -- --json
 expect_rc 5
-expect_err "1-float all-reduce (rank 0) failed: unhandled cuda error"
+expect_err "NCCL allreduce failed (async): unhandled cuda error"
+expect_json '"failed_op":"allreduce"'
 
 run wrong-result FAKE_NCCL_WRONG_RESULT=1 -- --json
 expect_rc 6; expect_shape
 expect_json '"status":"wrong_result"'
-expect_err "all-reduce returned 11 on device 3 (0000:04:00.0), expected 10"
+expect_err "allreduce returned 11 on device 3 (0000:04:00.0), expected 10"
+expect_json '"failed_op":"allreduce"'
 
 # --- deadlines -----------------------------------------------------------
 run nccl-hang FAKE_NCCL_HANG=init -- --json --timeout 1
@@ -204,12 +220,12 @@ expect_err "NCCL communicator init did not finish within the 1 s deadline"
 # A call that never returns: only the watchdog can end it.
 run cuda-hang FAKE_CUDA_HANG=init -- --json --timeout 1
 expect_rc 8; expect_shape
-expect_err "timed out after 1 s, blocked in cudaGetDeviceCount"
+expect_err "timed out after 1 s, blocked in cuInit"
 [ "$elapsed_ms" -lt 2000 ] || fail "took ${elapsed_ms} ms for --timeout 1"
 
 run allreduce-hang FAKE_NCCL_HANG=allreduce -- --json --timeout 1
 expect_rc 8
-expect_err "1-float all-reduce did not finish within the 1 s deadline"
+expect_err "allreduce did not finish within the 1 s deadline"
 [ "$elapsed_ms" -lt 2000 ] || fail "took ${elapsed_ms} ms for --timeout 1"
 
 run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 1
@@ -262,9 +278,10 @@ expect_rc 0; ok_json
 expect_err "1 GPU: bus bandwidth is 0 by definition, floor not applied"
 expect_json '"busbw_gbps":0.000'
 
-# --- check mode makes no NCCL calls ------------------------------------
+# --- check mode makes no NCCL calls (but names the NCCL) -----------------
 run check-mode FAKE_NCCL_FAIL=init,uniqueid FAKE_NCCL_CRASH=init -- --json --mode check
 expect_rc 0; ok_json
+expect_json '"nccl_source":"ld_library_path"'
 expect_json '"mode":"check"'
 expect_json '"comm_init":null'
 
@@ -299,10 +316,118 @@ expect_err "warmup FAILED"
 # --- FAKE_*_LOG: one line per process that loaded the library ------------
 run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode check
 run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode comm
-[ "$(grep -c "^lib=cudart pid=[0-9]* uid=$(id -ru)/$(id -u)/" "$tmp/cuda.log")" -eq 2 ] ||
-	fail "expected 2 cudart log lines: $(cat "$tmp/cuda.log")"
+[ "$(grep -c "^lib=cuda pid=[0-9]* uid=$(id -ru)/$(id -u)/" "$tmp/cuda.log")" -eq 2 ] ||
+	fail "expected 2 cuda log lines: $(cat "$tmp/cuda.log")"
+# Check mode loads NCCL too (to name it), but runs nothing of it.
 [ "$(grep -c '^lib=nccl pid=' "$tmp/nccl.log")" -eq 2 ] ||
 	fail "expected 2 nccl log lines"
+
+# --- the driver and NCCL are loaded at run time --------------------------
+# Nothing of CUDA or NCCL is linked: a node with only the driver runs it.
+if command -v ldd >/dev/null 2>&1; then
+	name=ldd
+	out=$(ldd "$helper" 2>&1); rc=0; err=
+	case $out in *libcuda*|*libcudart*|*libnccl*)
+		fail "nccl-warmup links CUDA or NCCL";; esac
+fi
+
+run no-driver LD_LIBRARY_PATH="$fake/nccl" -- --json
+expect_rc 4; expect_shape
+expect_err "no NVIDIA driver: cannot load libcuda.so.1"
+expect_json '"driver_version":null,"cuda_driver_version":null'
+
+run driver-version FAKE_CUDA_DRIVER_VERSION=12040 -- --json
+expect_rc 0
+expect_err "driver CUDA 12.4"
+expect_json '"cuda_driver_version":12040'
+
+# --- which NCCL: preload > --nccl > LD_LIBRARY_PATH > --nccl-default > system
+run order-ldpath LD_LIBRARY_PATH="$fake/cuda:$fake/nccl-alt:$fake/nccl" -- --json
+expect_rc 0
+expect_err "NCCL 2.23.4 from $fake/nccl-alt/libnccl.so.2 (ld_library_path)"
+run order-user -- --json --nccl "$fake/nccl-alt"
+expect_rc 0
+expect_json "\"nccl_version\":\"2.23.4\""
+expect_json "\"nccl_path\":\"$fake/nccl-alt/libnccl.so.2\",\"nccl_source\":\"user\""
+run order-user-file -- --json --nccl "$fake/nccl-alt/libnccl.so.2" --nccl-default "$fake/nccl"
+expect_rc 0
+expect_json '"nccl_source":"user"'
+# Two NCCLs on one node: the preloaded one is what the job runs.
+run order-preload LD_PRELOAD="$fake/nccl-alt/libnccl.so.2" -- --json --nccl "$fake/nccl"
+expect_rc 0
+expect_err "NCCL 2.23.4 from $fake/nccl-alt/libnccl.so.2 (preload)"
+run order-admin LD_LIBRARY_PATH="$fake/cuda" -- --json --nccl-default "$fake/nccl-alt"
+expect_rc 0
+expect_json "\"nccl_path\":\"$fake/nccl-alt/libnccl.so.2\",\"nccl_source\":\"admin\""
+# LD_LIBRARY_PATH comes before the admin's default.
+run order-ldpath-admin -- --json --nccl-default "$fake/nccl-alt"
+expect_rc 0
+expect_json '"nccl_source":"ld_library_path"'
+run named-missing -- --json --nccl /nonexistent/nccl
+expect_rc 5; expect_shape
+expect_err "cannot load the NCCL named by --nccl (the step's nccl=), /nonexistent/nccl"
+run named-relative -- --nccl lib/libnccl.so.2
+expect_rc 1
+expect_err "invalid --nccl 'lib/libnccl.so.2': give the absolute path"
+
+run missing-symbol -- --json --nccl "$fake/nccl-old"
+expect_rc 5; expect_shape
+expect_err "the NCCL at $fake/nccl-old/libnccl.so.2 (user, version 2.12.12) lacks ncclCommInitRankConfig: NCCL 2.14 or newer is needed"
+expect_json '"nccl_version":"2.12.12"'
+
+# No NCCL anywhere: the system's search must come up empty too, which a
+# mount namespace with an empty ld.so.cache guarantees.
+no_nccl() {
+	run no-nccl LD_LIBRARY_PATH="$fake/cuda" -- --json
+}
+if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+	no_nccl
+elif [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
+     unshare -m true 2>/dev/null; then
+	name=no-nccl
+	env LD_LIBRARY_PATH="$fake/cuda" unshare -m sh -c \
+		'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh \
+		"$helper" --node testnode --json >"$tmp/out" 2>"$tmp/err"
+	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+else
+	echo "SKIP [no-nccl]: this machine has a system libnccl.so.2 and no root to hide it" >&2
+	rc=5; out='"nccl_source":null'; err="no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
+fi
+expect_rc 5
+expect_err "no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
+expect_err "--nccl-warmup=...,nccl=/path/to/libnccl.so.2"
+expect_json '"nccl_source":null'
+
+# --- the job's collectives, with the job's NCCL_* -------------------------
+run algo-tree NCCL_ALGO=Tree -- --json
+expect_rc 5; expect_shape
+expect_json '"failed_op":"broadcast"'
+expect_err "NCCL broadcast failed (ncclGroupEnd): invalid usage"
+expect_err "no algorithm/protocol available for function Broadcast"
+expect_err "NCCL_* in effect: NCCL_ALGO=Tree"
+expect_err "nccl-algo-tree-everywhere"
+expect_err "--nccl-profile=ppo-tree"
+expect_json '"collectives":{"allreduce":'
+# The same setting on an NCCL before 2.24 is fine, as is ppo-tree's.
+run algo-tree-old NCCL_ALGO=Tree -- --json --nccl "$fake/nccl-alt"
+expect_rc 0
+run algo-ppo-tree "NCCL_ALGO=tree,ring;allreduce:tree" -- --json
+expect_rc 0
+run algo-excluded "NCCL_ALGO=^ring" -- --json
+expect_rc 5
+expect_json '"failed_op":"broadcast"'
+run coll-fail FAKE_NCCL_FAIL=collectives -- --json
+expect_rc 5
+expect_json '"failed_op":"broadcast"'
+
+# --- the memory NCCL took, with the job's NCCL_* --------------------------
+run mem-cumem NCCL_CUMEM_ENABLE=0 FAKE_NCCL_MEM_MIB=100 CUDA_VISIBLE_DEVICES=1,2 -- --json
+expect_rc 0
+expect_err "NCCL memory 300/300 MiB"
+expect_json '"nccl_mem_mib":300}'
+run mem-oom FAKE_CUDA_MEM_MIB=50 -- --json
+expect_rc 5
+expect_err "cuMemAlloc of 200 MiB for the communicator failed"
 
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed" >&2

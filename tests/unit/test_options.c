@@ -232,6 +232,42 @@ static void test_warmup_errors(void **state)
 	assert_contains(err.msg, "unknown word");
 }
 
+static void test_warmup_nccl_path(void **state)
+{
+	static const char venv[] =
+		"/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib";
+	struct sn_warmup_request req;
+	struct sn_error err = { "" };
+	char value[4200];
+
+	snprintf(value, sizeof(value), "comm,nccl=%s,verbose", venv);
+	assert_int_equal(sn_warmup_option_parse(value, &req, &err), 0);
+	assert_int_equal(req.mode, SN_WARMUP_MODE_COMM);
+	assert_true(req.verbose);
+	assert_string_equal(req.nccl, venv);
+	/* Alone, last, any case of the key. */
+	assert_int_equal(sn_warmup_option_parse("NCCL=/x/libnccl.so.2", &req,
+						&err), 0);
+	assert_string_equal(req.nccl, "/x/libnccl.so.2");
+	assert_int_equal(req.mode, SN_WARMUP_MODE_UNSET);
+	assert_int_equal(sn_warmup_option_parse("comm", &req, &err), 0);
+	assert_string_equal(req.nccl, "");
+
+	assert_int_equal(sn_warmup_option_parse("comm,nccl=lib/libnccl.so.2",
+						&req, &err), -1);
+	assert_contains(err.msg, "nccl= needs the absolute path");
+	assert_int_equal(sn_warmup_option_parse("comm,nccl=", &req, &err), -1);
+	assert_contains(err.msg, "nccl= needs the absolute path");
+	assert_int_equal(sn_warmup_option_parse("nccl=/a\x01b", &req, &err),
+			 -1);
+	assert_contains(err.msg, "control characters");
+	memset(value, 'a', sizeof(value) - 1);
+	value[sizeof(value) - 1] = '\0';
+	memcpy(value, "nccl=/", 6);
+	assert_int_equal(sn_warmup_option_parse(value, &req, &err), -1);
+	assert_contains(err.msg, "at most 4095 characters");
+}
+
 static void test_warmup_mode_names(void **state)
 {
 	enum sn_warmup_mode m;
@@ -291,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_warmup_bare),
 		cmocka_unit_test(test_warmup_modes),
 		cmocka_unit_test(test_warmup_errors),
+		cmocka_unit_test(test_warmup_nccl_path),
 		cmocka_unit_test(test_warmup_mode_names),
 		cmocka_unit_test(test_strutil),
 	};

@@ -33,6 +33,7 @@ static void test_key_text_and_order(void **state)
 	assert_int_equal(sn_reuse_key_build(&k, &in, &err), 0);
 	assert_string_equal(k.text,
 		"node=n1\ngpus=2,3\nvisible=0,1\nhelper=/usr/libexec/nccl-warmup\n"
+		"nccl=\nnccl_default=\n"
 		"env:CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
 		"env:LD_LIBRARY_PATH=/opt/nccl/lib\n"
 		"env:LD_PRELOAD=\n"
@@ -58,7 +59,7 @@ static void test_key_changes_with_each_input(void **state)
 	int i;
 
 	assert_int_equal(sn_reuse_key_build(&a, &base, &err), 0);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 10; i++) {
 		in = base;
 		switch (i) {
 		case 0: in.node = "n2"; break;
@@ -69,6 +70,8 @@ static void test_key_changes_with_each_input(void **state)
 		case 5: in.envp = env3; break;
 		case 6: in.envp = env4; break;
 		case 7: in.envp = NULL; break;
+		case 8: in.nccl = "/opt/venv/nccl/lib"; break;
+		case 9: in.nccl_default = "/opt/nccl/lib"; break;
 		}
 		assert_int_equal(sn_reuse_key_build(&b, &in, &err), 0);
 		if (strcmp(a.text, b.text) == 0 || strcmp(a.name, b.name) == 0)
