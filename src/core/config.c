@@ -269,8 +269,9 @@ static const struct key_def keys[] = {
 	{ "warmup_min_busbw", parse_busbw },
 	{ "warmup_bytes", parse_bytes },
 	{ "warmup_teardown", parse_teardown },
-	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
-	"warmup_nccl"
+	{ "warmup_reuse", parse_reuse },
+	{ "warmup_reuse_dir", parse_reuse_dir },
+	{ "warmup_nccl", parse_nccl },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
