@@ -10,7 +10,7 @@
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
-	"warmup_bytes, warmup_teardown"
+	"warmup_bytes, warmup_teardown, record_file, record_syslog, prom_dir"
 #define MIN_WARMUP_BYTES (1UL << 10)
 #define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -225,6 +225,35 @@ static int parse_teardown(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+/* Fleet record sinks (record.h, prom.h): admin paths, never the user's. */
+static int parse_record_file(struct sn_config *cfg, const char *value,
+			     const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->record_file, sizeof(cfg->record_file),
+			      value, arg, err);
+}
+
+static int parse_prom_dir(struct sn_config *cfg, const char *value,
+			  const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->prom_dir, sizeof(cfg->prom_dir), value,
+			      arg, err);
+}
+
+static int parse_record_syslog(struct sn_config *cfg, const char *value,
+			       const char *arg, struct sn_error *err)
+{
+	if (sn_streq_nocase(value, "yes")) {
+		cfg->record_syslog = true;
+	} else if (sn_streq_nocase(value, "no")) {
+		cfg->record_syslog = false;
+	} else {
+		ARG_ERROR(err, arg, "expected yes (one syslog message per warmup) or no");
+		return -1;
+	}
+	return 0;
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -235,6 +264,9 @@ static const struct key_def keys[] = {
 	{ "warmup_min_busbw", parse_busbw },
 	{ "warmup_bytes", parse_bytes },
 	{ "warmup_teardown", parse_teardown },
+	{ "record_file", parse_record_file },
+	{ "record_syslog", parse_record_syslog },
+	{ "prom_dir", parse_prom_dir },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -49,6 +49,10 @@ struct sn_config {
 	 * 0.43 s faster on 4xH200.  false: explicit clean teardown.
 	 */
 	bool warmup_teardown_exit;
+	/* Fleet view: where each warmup's record goes ("" / false: off). */
+	char record_file[PATH_MAX];	/* JSON lines, one per warmup */
+	bool record_syslog;		/* the same line to syslog */
+	char prom_dir[PATH_MAX];	/* node_exporter textfile directory */
 };
 
 void sn_config_defaults(struct sn_config *cfg);

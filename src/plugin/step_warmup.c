@@ -163,6 +163,25 @@ static void describe_failure(const struct sn_plugin *p,
 		 run->node, run->gpus, what, hint);
 }
 
+/* The fleet record of this run (step_record.c). */
+static int record_warmup(const struct sn_plugin *p,
+			 const struct sn_job_ids *ids,
+			 const struct warmup_run *run, bool ok,
+			 const char *message)
+{
+	struct sn_warmup_facts f = {
+		.node = run->node,
+		.gpus = run->gpus,
+		.mode = run->mode,
+		.outcome = &run->outcome,
+		.result = run->have_result ? &run->result : NULL,
+		.ok = ok,
+		.message = ok ? NULL : message,
+	};
+
+	return sn_step_record(p, ids, &f);
+}
+
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids)
 {
@@ -212,6 +231,13 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		    ok ? "passed" : "failed", run->outcome.elapsed_ms,
 		    run->have_result ? run->outcome.out : "(no result)");
 
+	message[0] = '\0';
+	if (!ok) {
+		describe_failure(p, run, message, sizeof(message));
+		plain_text(message);
+	}
+	if (record_warmup(p, ids, run, ok, message) < 0)
+		rc = -1;
 	if (ok) {
 		if (p->warmup_req.verbose)
 			sn_log_user("%s", run->have_result &&
@@ -219,8 +245,6 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 				    run->result.summary : "warmup ok");
 		goto out;
 	}
-	describe_failure(p, run, message, sizeof(message));
-	plain_text(message);
 	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
 		sn_log_error("%s (warmup_policy=warn: the step runs anyway)",
 			     message);
