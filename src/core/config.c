@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "record.h"
 #include "strutil.h"
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
@@ -225,19 +226,33 @@ static int parse_teardown(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-/* Fleet record sinks (record.h, prom.h): admin paths, never the user's. */
+/*
+ * Fleet record sinks (record.h, prom.h): admin paths, never the user's;
+ * "%n" is the node name (one file or directory per node on a shared file
+ * system, as slurm.conf's SlurmdLogFile=%n).
+ */
+static int parse_sink_path(char *dst, size_t len, const char *value,
+			   const char *arg, struct sn_error *err)
+{
+	if (!sn_record_path_valid(value)) {
+		ARG_ERROR(err, arg, "only %%n (the node name) and %%%% may follow a '%%'");
+		return -1;
+	}
+	return parse_abs_path(dst, len, value, arg, err);
+}
+
 static int parse_record_file(struct sn_config *cfg, const char *value,
 			     const char *arg, struct sn_error *err)
 {
-	return parse_abs_path(cfg->record_file, sizeof(cfg->record_file),
-			      value, arg, err);
+	return parse_sink_path(cfg->record_file, sizeof(cfg->record_file),
+			       value, arg, err);
 }
 
 static int parse_prom_dir(struct sn_config *cfg, const char *value,
 			  const char *arg, struct sn_error *err)
 {
-	return parse_abs_path(cfg->prom_dir, sizeof(cfg->prom_dir), value,
-			      arg, err);
+	return parse_sink_path(cfg->prom_dir, sizeof(cfg->prom_dir), value,
+			       arg, err);
 }
 
 static int parse_record_syslog(struct sn_config *cfg, const char *value,

@@ -298,15 +298,20 @@ static int write_file(const char *path, const char *text, size_t len,
 	return 0;
 }
 
-int sn_prom_update(const char *dir, const struct sn_record *r,
+int sn_prom_update(const char *dir_pattern, const struct sn_record *r,
 		   struct sn_error *err)
 {
-	char path[4096], tmp[4200];
+	char dir[4000], path[4096], tmp[4200];
 	struct sn_prom_state st;
-	char *text;
+	char *text = NULL;
 	size_t len;
 	int lock, rc = -1;
 
+	if (sn_record_path(dir, sizeof(dir), dir_pattern, r->node) < 0) {
+		sn_error_set(err, "%s: no path for node \"%s\"", dir_pattern,
+			     r->node);
+		return -1;
+	}
 	lock = lock_dir(dir, err);
 	if (lock < 0)
 		return -1;

@@ -76,6 +76,33 @@ static void emit_num(struct sn_text *l, const char *key, double v, int digits)
 		sn_text_add(l, ",\"%s\":%.*f", key, digits, v);
 }
 
+bool sn_record_path_valid(const char *pattern)
+{
+	for (const char *p = strchr(pattern, '%'); p; p = strchr(p + 2, '%'))
+		if (p[1] != 'n' && p[1] != '%')
+			return false;
+	return true;
+}
+
+int sn_record_path(char *dst, size_t cap, const char *pattern,
+		   const char *node)
+{
+	struct sn_text t = { dst, cap, 0, false };
+
+	if (!sn_record_path_valid(pattern) || !node[0] || strchr(node, '/') ||
+	    strcmp(node, ".") == 0 || strcmp(node, "..") == 0)
+		return -1;
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%') {
+			sn_text_add(&t, "%c", *p);
+			continue;
+		}
+		p++;
+		sn_text_add(&t, "%s", *p == 'n' ? node : "%");
+	}
+	return t.full ? -1 : 0;
+}
+
 void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,
 			 size_t cap)
 {
@@ -217,12 +244,17 @@ size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 	return l.len;
 }
 
-int sn_record_append(const char *path, const char *line, size_t len,
-		     struct sn_error *err)
+int sn_record_append(const char *pattern, const char *node, const char *line,
+		     size_t len, struct sn_error *err)
 {
+	char path[4096];
 	ssize_t n;
 	int fd, saved;
 
+	if (sn_record_path(path, sizeof(path), pattern, node) < 0) {
+		sn_error_set(err, "%s: no path for node \"%s\"", pattern, node);
+		return -1;
+	}
 	/* O_NOFOLLOW: the sink is root's; a planted symlink is refused. */
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
 		  O_NOFOLLOW | O_NOCTTY, 0640);

@@ -80,15 +80,26 @@ struct sn_record {
 size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap);
 
 /*
- * Appends LINE (LEN bytes) to PATH with one O_APPEND write: concurrent
- * writers never interleave, and logrotate may move PATH away at any time
- * (each record opens it anew, creating it 0640 if missing).
+ * Appends LINE (LEN bytes) to PATTERN (sn_record_path, for NODE) with one
+ * O_APPEND write: concurrent writers never interleave, and logrotate may
+ * move the file away at any time (each record opens it anew, creating it
+ * 0640 if missing).
  */
-int sn_record_append(const char *path, const char *line, size_t len,
-		     struct sn_error *err);
+int sn_record_append(const char *pattern, const char *node, const char *line,
+		     size_t len, struct sn_error *err);
 
 /* Sends LINE to syslog (LOG_DAEMON|LOG_INFO) as "spank-nccl: record {…}". */
 void sn_record_syslog(const char *line, size_t len);
+
+/*
+ * PATTERN with "%n" replaced by NODE and "%%" by "%" (like slurm.conf's
+ * SlurmdLogFile=): one sink path per node on a shared file system.
+ * -1 if the result does not fit or NODE could leave the directory.
+ */
+int sn_record_path(char *dst, size_t cap, const char *pattern,
+		   const char *node);
+/* Whether PATTERN uses only %n and %%; a config check. */
+bool sn_record_path_valid(const char *pattern);
 
 /* GPU model of the result: the shared name, "mixed", or "" if unknown. */
 void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,

@@ -97,7 +97,8 @@ static void write_sinks(const struct sn_config *cfg, const struct sn_record *r)
 			    SN_RECORD_MAX_BYTES);
 	} else {
 		if (cfg->record_file[0] &&
-		    sn_record_append(cfg->record_file, line, len, &err) < 0)
+		    sn_record_append(cfg->record_file, r->node, line, len,
+				     &err) < 0)
 			sn_log_info("warmup record not written: %s (record_file= in plugstack.conf); the step runs",
 				    err.msg);
 		if (cfg->record_syslog)

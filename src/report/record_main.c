@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (a.record_file &&
-	    sn_record_append(a.record_file, line, len, &err) < 0) {
+	    sn_record_append(a.record_file, a.r.node, line, len, &err) < 0) {
 		fprintf(stderr, "spank-nccl: nccl-warmup-record: record not written: %s (RECORD_FILE=)\n",
 			err.msg);
 		rc = 1;
