@@ -176,7 +176,11 @@ static int record_warmup(const struct sn_plugin *p,
 		.outcome = &run->outcome,
 		.result = run->have_result ? &run->result : NULL,
 		.ok = ok,
-		.message = ok ? NULL : message,
+		/* The helper's own words when it said what failed (the
+		 * record escapes them), else the plugin's description. */
+		.message = ok ? NULL :
+			   run->have_result && run->result.message[0] ?
+			   run->result.message : message,
 	};
 
 	return sn_step_record(p, ids, &f);
