@@ -16,8 +16,11 @@
 SN_NODES=3
 load common
 
+# Ten times apart: the fake NCCL's measured busbw only drops under CPU load
+# (simulated delays run late, never early), and the check must hold on a
+# busy 2-core CI machine.
 FAST_GBPS=100
-SLOW_GBPS=40
+SLOW_GBPS=10
 DUPLICATE=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
 
 fleet_dir() { echo "$SN_CLUSTER_DIR/fleet"; }
@@ -104,6 +107,14 @@ sample() {
 	awk -v s="$1" '$1 == s { print $2 }' <<<"$2"
 }
 
+# A warmup on node $1 that fails (duplicate bus IDs): a failure record.
+failing_warmup_on() {
+	sn_fake_env ok
+	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w "$1" \
+		--gres=gpu:2 --nccl-warmup=comm true
+	sn_assert_failed
+}
+
 bandwidth_srun() {
 	sn_fake_env ok
 	sn_srun -N3 --gres=gpu:2 --nccl-warmup=bandwidth "$@" \
@@ -140,8 +151,11 @@ slow, fast = float(sys.argv[1]), float(sys.argv[2])
 n = 0
 for line in sys.stdin:
     r = json.loads(line)
-    want = slow if r["node"] == "n3" else fast
-    assert 0.5 * want < r["busbw_gbps"] <= 1.05 * want, r
+    v = r["busbw_gbps"]
+    if r["node"] == "n3":
+        assert 0.2 * slow < v <= 1.05 * slow, r
+    else:
+        assert 2 * slow < v <= 1.05 * fast, r
     n += 1
 assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 		sn_fail "busbw per node: $lines"
@@ -169,10 +183,7 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 
 @test "fleet: node_exporter serves n3's metrics; promtool accepts the scrape" {
 	local text busbw
-	sn_fake_env ok
-	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w n3 \
-		--gres=gpu:2 --nccl-warmup=comm true
-	sn_assert_failed
+	failing_warmup_on n3 || return 1
 	run --separate-stderr bandwidth_srun
 	sn_assert_status 0
 	text=$(scrape) || sn_fail "no scrape from node_exporter"
@@ -184,7 +195,7 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	[ "$(sample spank_nccl_warmup_last_success "$text")" = 1 ] ||
 		sn_fail "$text"
 	busbw=$(sample spank_nccl_warmup_last_busbw_bytes_per_second "$text")
-	python3 -c "import sys; v = float(sys.argv[1]); assert 0.5e9 * $SLOW_GBPS < v <= 1.05e9 * $SLOW_GBPS, v" "$busbw" ||
+	python3 -c "import sys; v = float(sys.argv[1]); assert 0.2e9 * $SLOW_GBPS < v <= 1.05e9 * $SLOW_GBPS, v" "$busbw" ||
 		sn_fail "busbw $busbw"
 	[ "$(sample spank_nccl_warmup_passes_total "$text")" -ge 1 ] ||
 		sn_fail "$text"
@@ -200,16 +211,14 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 
 @test "fleet: the report flags the slow node (table, JSON, SVG)" {
 	local json svg
-	sn_fake_env ok
-	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w n1 \
-		--gres=gpu:2 --nccl-warmup=comm true
-	sn_assert_failed
+	failing_warmup_on n1 || return 1
 	run --separate-stderr bandwidth_srun
 	sn_assert_status 0
 	run --separate-stderr "$(report)" "$(records)"
 	sn_assert_status 0
 	echo "$output" | sed 's/^/# /' >&3
-	grep -E '^n3 .*OUTLIER:busbw' <<<"$output" || sn_fail "n3 not flagged"
+	grep -E '^n3 .*OUTLIER:busbw' <<<"$output" >/dev/null ||
+		sn_fail "n3 not flagged"
 	! grep -E '^n[12] .*OUTLIER' <<<"$output" || sn_fail "fast node flagged"
 	grep -E '^n[123] .*duplicate_busid: ' <<<"$output" ||
 		sn_fail "last failure not shown"
@@ -231,9 +240,9 @@ assert nodes["n1"]["last_failure_class"] == "duplicate_busid"' <<<"$json" ||
 	# The outlier bar is n3's, drawn in red.
 	xmllint --xpath 'string(//*[local-name()="g"][contains(@class,"outlier")]/*[local-name()="title"])' \
 		"$svg" | grep -q '^n3 ' || sn_fail "SVG outlier: $(cat "$svg")"
-	# A looser threshold flags nobody.
-	"$(report)" --threshold=70 "$(records)" | grep -q OUTLIER &&
-		sn_fail "flagged at 70 %"
+	# A threshold looser than n3's gap flags nobody.
+	"$(report)" --threshold=98 "$(records)" | grep -q OUTLIER &&
+		sn_fail "flagged at 98 %"
 	return 0
 }
 
@@ -350,4 +359,29 @@ J
 		sn_fail "$lines"
 	promtool check metrics <"$(prom_dir n1)/spank_nccl.prom" ||
 		sn_fail "Prolog's .prom file"
+}
+
+@test "fleet: the admin guide's PromQL queries parse (promtool check rules)" {
+	local rules="$SN_CLUSTER_DIR/tmp/fleet-rules.yml"
+	python3 - "$SN_SRC_DIR/docs/admin-guide.md" >"$rules" <<'P' ||
+import sys
+text = open(sys.argv[1]).read().split("```promql\n")[1].split("```")[0]
+exprs, cur = [], []
+for line in text.splitlines():
+    if line.startswith("#"):
+        if cur:
+            exprs.append(" ".join(cur))
+        cur = []
+    else:
+        cur.append(line.strip())
+if cur:
+    exprs.append(" ".join(cur))
+assert len(exprs) >= 5, exprs
+print("groups:\n- name: admin-guide\n  rules:")
+for i, e in enumerate(exprs):
+    print("  - record: spank_nccl:doc_query_%d\n    expr: '%s'" % (i, e))
+P
+		sn_fail "no promql block in docs/admin-guide.md"
+	run promtool check rules "$rules"
+	sn_assert_status 0
 }
