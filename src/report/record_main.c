@@ -155,6 +155,9 @@ int main(int argc, char **argv)
 	if (n > 0 && n <= SN_RESULT_MAX_BYTES &&
 	    sn_warmup_result_parse(text, n, &res, &err) == 0)
 		a.r.result = &res;
+	/* Without --message, the helper's own words (escaped on output). */
+	if (!a.r.pass && !a.r.message[0] && a.r.result)
+		snprintf(a.r.message, sizeof(a.r.message), "%s", res.message);
 	clock_gettime(CLOCK_REALTIME, &now);
 	a.r.time = (double)now.tv_sec + now.tv_nsec / 1e9;
 	len = sn_record_format(&a.r, line, sizeof(line));

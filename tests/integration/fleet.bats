@@ -385,3 +385,30 @@ P
 	run promtool check rules "$rules"
 	sn_assert_status 0
 }
+
+@test "fleet: record_syslog sends the same record to syslog (/dev/log)" {
+	local got="$SN_CLUSTER_DIR/tmp/syslog.txt" file="$SN_CLUSTER_DIR/tmp/syslog.jsonl"
+	rm -f "$got" "$file"
+	# A private mount namespace with its own /dev (tmpfs) where a
+	# datagram socket at /dev/log stands in for the syslog daemon.
+	printf '%s\n' '{"version":1,"status":"nccl_error","exit_code":5,"message":"x\ny","nccl_version":"2.28.9"}' |
+	unshare -m sh -c 'mount -t tmpfs tmpfs /dev && exec python3 -c "
+import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(\"/dev/log\")
+s.settimeout(20)
+rc = subprocess.run(sys.argv[1:]).returncode
+open(\"$0\", \"wb\").write(s.recv(65536))
+sys.exit(rc)
+" "$@"' "$got" "$(recorder)" --node n2 --mode comm --exit-status 5 \
+		--job 77 --record-file "$file" --syslog ||
+		sn_fail "recorder failed"
+	grep -q 'spank-nccl: record {"record":"spank-nccl-warmup",' "$got" ||
+		sn_fail "syslog message: $(cat "$got")"
+	# daemon.info: <30>
+	grep -q "^<30>" "$got" || sn_fail "priority: $(cat "$got")"
+	grep -qF '"message":"x\ny"' "$file" || sn_fail "message: $(cat "$file")"
+	# The same line as in the file.
+	[ "$(sed 's/.*spank-nccl: record //' "$got")" = "$(cat "$file")" ] ||
+		sn_fail "syslog: $(cat "$got") file: $(cat "$file")"
+}
