@@ -137,13 +137,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+/* The large buffers, on the heap. */
+struct buffers {
+	char text[SN_RESULT_MAX_BYTES + 1];	/* the helper's JSON */
+	struct sn_warmup_result res;
+	char line[SN_RECORD_MAX_BYTES];		/* the record */
+};
+
 int main(int argc, char **argv)
 {
-	static char text[SN_RESULT_MAX_BYTES + 1];
-	static struct sn_warmup_result res;
-	static char line[SN_RECORD_MAX_BYTES];
 	struct args a = { .r = { .source = "prolog", .job = -1, .uid = -1,
 				 .step = -1 } };
+	struct buffers *b;
 	struct sn_error err;
 	struct timespec now;
 	size_t n, len;
@@ -151,33 +156,41 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &a) < 0)
 		return 2;
-	n = fread(text, 1, sizeof(text), stdin);
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		fprintf(stderr, "spank-nccl: nccl-warmup-record: out of memory\n");
+		return 1;
+	}
+	n = fread(b->text, 1, sizeof(b->text), stdin);
 	if (n > 0 && n <= SN_RESULT_MAX_BYTES &&
-	    sn_warmup_result_parse(text, n, &res, &err) == 0)
-		a.r.result = &res;
+	    sn_warmup_result_parse(b->text, n, &b->res, &err) == 0)
+		a.r.result = &b->res;
 	/* Without --message, the helper's own words (escaped on output). */
 	if (!a.r.pass && !a.r.message[0] && a.r.result)
-		snprintf(a.r.message, sizeof(a.r.message), "%s", res.message);
+		snprintf(a.r.message, sizeof(a.r.message), "%s",
+			 b->res.message);
 	clock_gettime(CLOCK_REALTIME, &now);
 	a.r.time = (double)now.tv_sec + now.tv_nsec / 1e9;
-	len = sn_record_format(&a.r, line, sizeof(line));
+	len = sn_record_format(&a.r, b->line, sizeof(b->line));
 	if (!len) {
 		fprintf(stderr, "spank-nccl: nccl-warmup-record: record larger than %d bytes, not written\n",
 			SN_RECORD_MAX_BYTES);
+		free(b);
 		return 0;
 	}
 	if (a.record_file &&
-	    sn_record_append(a.record_file, a.r.node, line, len, &err) < 0) {
+	    sn_record_append(a.record_file, a.r.node, b->line, len, &err) < 0) {
 		fprintf(stderr, "spank-nccl: nccl-warmup-record: record not written: %s (RECORD_FILE=)\n",
 			err.msg);
 		rc = 1;
 	}
 	if (a.syslog)
-		sn_record_syslog(line, len);
+		sn_record_syslog(b->line, len);
 	if (a.prom_dir && sn_prom_update(a.prom_dir, &a.r, &err) < 0) {
 		fprintf(stderr, "spank-nccl: nccl-warmup-record: metrics not written: %s (PROM_DIR=)\n",
 			err.msg);
 		rc = 1;
 	}
+	free(b);
 	return rc;
 }
