@@ -335,6 +335,14 @@ static void test_prom_concurrent(void **state)
 	remove_tmpdir();
 }
 
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
 static void test_paths_and_append(void **state)
 {
 	char path[256], target[128], data[256];
@@ -362,6 +370,22 @@ static void test_paths_and_append(void **state)
 	close(fd);
 	assert_int_equal(n, 4);
 	assert_memory_equal(data, "a\nb\n", 4);
+	/* logrotate renames the file: the next record starts a new one
+	 * (mode 0640), the rotated file keeps what it had. */
+	{
+		char rotated[160];
+		struct stat sb;
+
+		snprintf(rotated, sizeof(rotated), "%s.1", target);
+		assert_int_equal(rename(target, rotated), 0);
+		assert_int_equal(sn_record_append(path, "n1", "c\n", 2, &err),
+				 0);
+		assert_int_equal(stat(target, &sb), 0);
+		assert_int_equal(sb.st_size, 2);
+		assert_int_equal(sb.st_mode & 0777, 0640 & ~current_umask());
+		assert_int_equal(stat(rotated, &sb), 0);
+		assert_int_equal(sb.st_size, 4);
+	}
 	/* A planted symlink is not followed. */
 	snprintf(target, sizeof(target), "%s/n2.jsonl", tmpdir);
 	assert_int_equal(symlink("/dev/null", target), 0);
