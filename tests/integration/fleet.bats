@@ -389,10 +389,11 @@ P
 @test "fleet: record_syslog sends the same record to syslog (/dev/log)" {
 	local got="$SN_CLUSTER_DIR/tmp/syslog.txt" file="$SN_CLUSTER_DIR/tmp/syslog.jsonl"
 	rm -f "$got" "$file"
-	# A private mount namespace with its own /dev (tmpfs) where a
-	# datagram socket at /dev/log stands in for the syslog daemon.
+	# A private mount namespace (nothing propagates back to the host)
+	# with its own /dev (tmpfs), where a datagram socket at /dev/log
+	# stands in for the syslog daemon.
 	printf '%s\n' '{"version":1,"status":"nccl_error","exit_code":5,"message":"x\ny","nccl_version":"2.28.9"}' |
-	unshare -m sh -c 'mount -t tmpfs tmpfs /dev && exec python3 -c "
+	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /dev && exec python3 -c "
 import socket, subprocess, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(\"/dev/log\")
