@@ -85,6 +85,15 @@ setup() {
 		"record_file=$(records)" "prom_dir=$(fleet_dir)/prom/%n"
 }
 
+# Lines in the record file (0 before the first record).
+record_count() {
+	if [ -f "$(records)" ]; then
+		wc -l <"$(records)"
+	else
+		echo 0
+	fi
+}
+
 # Record lines of job $1.
 job_records() {
 	grep -F "\"job\":$1," "$(records)" || true
@@ -252,14 +261,14 @@ assert nodes["n1"]["last_failure_class"] == "duplicate_busid"' <<<"$json" ||
 {"version":1,"status":"ok","exit_code":0,"mode":"comm","message":"","nccl_version":"2.28.9\"}\n{\"a\":1","driver_version":"1\"} 1\nspank_nccl_warmup_passes_total 999999","transport":"\"}\n{\"record\":\"spank-nccl-warmup\",\"node\":\"n9\"","gpus":[{"index":0,"busid":"0\nevil 1","uuid":"GPU-x","name":"H\"}\nevil{a=\"b\"} 1"}],"timings_ms":{"total":1.0},"busbw_gbps":null}
 J
 	chmod 0644 "$(forged)"
-	before=$(wc -l <"$(records)")
+	before=$(record_count)
 	sn_fake_env ok
 	SN_FORGE=1 run --separate-stderr sn_srun -N3 --gres=gpu:1 \
 		--nccl-warmup=comm printenv SLURM_JOB_ID
 	sn_assert_status 0
 	job=$(head -n1 <<<"$output")
-	[ $(($(wc -l <"$(records)") - before)) -eq 3 ] ||
-		sn_fail "$(($(wc -l <"$(records)") - before)) new lines, expected 3"
+	[ $(($(record_count) - before)) -eq 3 ] ||
+		sn_fail "$(($(record_count) - before)) new lines, expected 3"
 	lines=$(job_records "$job")
 	[ "$(wc -l <<<"$lines")" -eq 3 ] || sn_fail "records: $lines"
 	# The injected text is inside string values, escaped.
@@ -336,7 +345,7 @@ J
 		echo "export LD_LIBRARY_PATH=$(sn_fake_lib_dir)"
 	} >"$conf"
 	chmod 0644 "$conf"
-	before=$(wc -l <"$(records)")
+	before=$(record_count)
 	# As slurmd runs it: root, a minimal environment.
 	env -i SLURM_JOB_ID=4242 SLURMD_NODENAME=n1 SLURM_JOB_UID=0 \
 		SLURM_JOB_USER=root CUDA_VISIBLE_DEVICES=0,1 \
@@ -346,7 +355,7 @@ J
 		FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 \
 		NCCL_WARMUP_PROLOG_CONF="$conf" sh "$prolog" &&
 		sn_fail "failing Prolog passed"
-	[ $(($(wc -l <"$(records)") - before)) -eq 2 ] || sn_fail "not 2 records"
+	[ $(($(record_count) - before)) -eq 2 ] || sn_fail "not 2 records"
 	lines=$(tail -n2 "$(records)")
 	[ "$(field source <<<"$lines" | sort -u)" = prolog ] || sn_fail "$lines"
 	[ "$(field verdict <<<"$lines" | paste -sd' ')" = "pass fail" ] ||
