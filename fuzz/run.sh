@@ -10,7 +10,7 @@
 #
 #   SECONDS        per harness (default: $FUZZ_SECONDS, else 60)
 #   HARNESS        profile_file config options warmup_result busid applied
-#                  hostlist fabric_msg
+#                  hostlist fabric_msg record
 #                  (default: all)
 #   --tap          TAP on stdout (tests/ci.d/40-fuzz.sh), the rest as "# "
 #   FUZZ_JOBS      harnesses run at once (default 1)
@@ -25,7 +25,7 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-all=(profile_file config options warmup_result busid applied hostlist fabric_msg)
+all=(profile_file config options warmup_result busid applied hostlist fabric_msg record)
 tap=0
 if [ "${1:-}" = --tap ]; then
 	tap=1
@@ -59,6 +59,7 @@ max_len() {
 	case $1 in
 	profile_file) echo 16384 ;;
 	warmup_result) echo 8192 ;;
+	record) echo 8192 ;;
 	*) echo 4096 ;;
 	esac
 }

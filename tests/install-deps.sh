@@ -24,6 +24,9 @@ packages=(
 	clang libclang-rt-14-dev
 	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint the RPM spec
 	dpkg-dev debhelper rpm rpmlint
+	# fleet view (tests/integration/fleet.bats): node_exporter serves the
+	# .prom file, promtool parses the scrape, xmllint checks the SVG
+	prometheus-node-exporter prometheus curl libxml2-utils
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,12 +6,13 @@
 #include <string.h>
 
 #include "config.h"
+#include "record.h"
 #include "strutil.h"
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
-	"warmup_nccl"
+	"warmup_nccl, record_file, record_syslog, prom_dir"
 #define MIN_WARMUP_BYTES (1UL << 10)
 #define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -243,6 +244,49 @@ static int parse_reuse(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+/*
+ * Fleet record sinks (record.h, prom.h): admin paths, never the user's;
+ * "%n" is the node name (one file or directory per node on a shared file
+ * system, as slurm.conf's SlurmdLogFile=%n).
+ */
+static int parse_sink_path(char *dst, size_t len, const char *value,
+			   const char *arg, struct sn_error *err)
+{
+	if (!sn_record_path_valid(value)) {
+		ARG_ERROR(err, arg, "only %%n (the node name) and %%%% may follow a '%%'");
+		return -1;
+	}
+	return parse_abs_path(dst, len, value, arg, err);
+}
+
+static int parse_record_file(struct sn_config *cfg, const char *value,
+			     const char *arg, struct sn_error *err)
+{
+	return parse_sink_path(cfg->record_file, sizeof(cfg->record_file),
+			       value, arg, err);
+}
+
+static int parse_prom_dir(struct sn_config *cfg, const char *value,
+			  const char *arg, struct sn_error *err)
+{
+	return parse_sink_path(cfg->prom_dir, sizeof(cfg->prom_dir), value,
+			       arg, err);
+}
+
+static int parse_record_syslog(struct sn_config *cfg, const char *value,
+			       const char *arg, struct sn_error *err)
+{
+	if (sn_streq_nocase(value, "yes")) {
+		cfg->record_syslog = true;
+	} else if (sn_streq_nocase(value, "no")) {
+		cfg->record_syslog = false;
+	} else {
+		ARG_ERROR(err, arg, "expected yes (one syslog message per warmup) or no");
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_reuse_dir(struct sn_config *cfg, const char *value,
 			   const char *arg, struct sn_error *err)
 {
@@ -272,6 +316,9 @@ static const struct key_def keys[] = {
 	{ "warmup_reuse", parse_reuse },
 	{ "warmup_reuse_dir", parse_reuse_dir },
 	{ "warmup_nccl", parse_nccl },
+	{ "record_file", parse_record_file },
+	{ "record_syslog", parse_record_syslog },
+	{ "prom_dir", parse_prom_dir },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

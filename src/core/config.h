@@ -61,6 +61,10 @@ struct sn_config {
 	/* warmup_nccl=: the site's NCCL (file or directory), tried after
 	 * the job's LD_LIBRARY_PATH; "" = the system's libnccl.so.2. */
 	char warmup_nccl[PATH_MAX];
+	/* Fleet view: where each warmup's record goes ("" / false: off). */
+	char record_file[PATH_MAX];	/* JSON lines, one per warmup */
+	bool record_syslog;		/* the same line to syslog */
+	char prom_dir[PATH_MAX];	/* node_exporter textfile directory */
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -7,6 +7,7 @@
  * object must be the only thing in the text.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -300,6 +301,23 @@ static int read_number_or_null(struct reader *r, double *out)
 	return read_number(r, out);
 }
 
+/* A number >= 0, or null (read as -1: unknown). */
+static int read_opt_number(struct reader *r, double *out, const char *field)
+{
+	if (peek(r) == 'n') {
+		*out = -1;
+		return literal(r, "null");
+	}
+	if (read_number(r, out))
+		return -1;
+	if (*out < 0) {
+		sn_error_set(r->err, "nccl-warmup result: \"%s\" is negative",
+			     field);
+		return -1;
+	}
+	return 0;
+}
+
 /* A string, or null (read as ""). */
 static int read_string_or_null(struct reader *r, char *dst, size_t cap,
 			       const char *field)
@@ -423,7 +441,34 @@ enum seen_bit {
 	SEEN_UUID = 1 << 12,
 	SEEN_TOTAL = 1 << 13,
 	SEEN_NOTE = 1 << 14,
+	SEEN_NAME = 1 << 15,
+	SEEN_MEM = 1 << 16,
+	SEEN_DRIVER = 1 << 17,
+	SEEN_CUDA_DRIVER = 1 << 18,
+	SEEN_NCCL_PATH = 1 << 19,
+	SEEN_NCCL_SOURCE = 1 << 20,
+	SEEN_COLLECTIVES = 1 << 21,
+	SEEN_FAILED_OP = 1 << 22,
+	SEEN_TRANSPORT = 1 << 23,
 };
+
+const char *const sn_result_phase_names[SN_RESULT_PHASES] = {
+	"cuda_init", "contexts", "comm_init", "allreduce", "bandwidth",
+	"teardown",
+};
+
+const char *const sn_result_collective_names[SN_RESULT_COLLECTIVES] = {
+	"allreduce", "broadcast", "allgather", "reducescatter", "sendrecv",
+};
+
+/* Index of KEY in NAMES (N entries), or -1. */
+static int name_index(const char *const *names, int n, const char *key)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], key) == 0)
+			return i;
+	return -1;
+}
 
 struct top_ctx {
 	struct sn_warmup_result *out;
@@ -471,6 +516,15 @@ static int gpu_member(struct reader *r, const char *key, int depth,
 		       read_string(r, g->out->gpus[g->i].uuid,
 				   sizeof(g->out->gpus[g->i].uuid),
 				   "gpus[].uuid");
+	if (strcmp(key, "name") == 0)
+		return once(r, &g->seen, SEEN_NAME, key) ||
+		       read_string_or_null(r, g->out->gpus[g->i].name,
+					   sizeof(g->out->gpus[g->i].name),
+					   "gpus[].name");
+	if (strcmp(key, "nccl_mem_mib") == 0)
+		return once(r, &g->seen, SEEN_MEM, key) ||
+		       read_opt_number(r, &g->out->gpus[g->i].nccl_mem_mib,
+				       "gpus[].nccl_mem_mib");
 	return skip_value(r, depth + 1);
 }
 
@@ -492,6 +546,7 @@ static int read_gpus(struct reader *r, struct sn_warmup_result *out,
 				     SN_RESULT_MAX_GPUS);
 			return -1;
 		}
+		out->gpus[g.i].nccl_mem_mib = -1;
 		if (read_object(r, depth + 1, gpu_member, &g))
 			return -1;
 		if (!(g.seen & SEEN_INDEX) || !(g.seen & SEEN_BUSID)) {
@@ -514,9 +569,66 @@ static int timing_member(struct reader *r, const char *key, int depth,
 {
 	struct top_ctx *t = ctx;
 
+	int i;
+
 	if (strcmp(key, "total") == 0)
 		return once(r, &t->seen, SEEN_TOTAL, key) ||
 		       read_number_or_null(r, &t->out->total_ms);
+	i = name_index(sn_result_phase_names, SN_RESULT_PHASES, key);
+	if (i >= 0) {
+		if (!(t->out->phase_ms[i] < 0)) {
+			sn_error_set(r->err,
+				     "nccl-warmup result: duplicate key \"%s\"",
+				     key);
+			return -1;
+		}
+		return read_opt_number(r, &t->out->phase_ms[i], key);
+	}
+	return skip_value(r, depth + 1);
+}
+
+static int collective_member(struct reader *r, const char *key, int depth,
+			     void *ctx)
+{
+	struct top_ctx *t = ctx;
+	int i = name_index(sn_result_collective_names, SN_RESULT_COLLECTIVES,
+			   key);
+
+	if (i < 0)
+		return skip_value(r, depth + 1);
+	if (!(t->out->collective_ms[i] < 0)) {
+		sn_error_set(r->err, "nccl-warmup result: duplicate key \"%s\"",
+			     key);
+		return -1;
+	}
+	return read_opt_number(r, &t->out->collective_ms[i], key);
+}
+
+/* The optional string keys (null reads as ""). */
+static int top_strings(struct reader *r, const char *key, int depth,
+		       struct top_ctx *t)
+{
+	static const struct {
+		const char *key;
+		unsigned int bit;
+		size_t off, cap;
+	} keys[] = {
+#define S(k, b, f) { k, b, offsetof(struct sn_warmup_result, f), \
+		     sizeof(((struct sn_warmup_result *)0)->f) }
+		S("driver_version", SEEN_DRIVER, driver_version),
+		S("nccl_path", SEEN_NCCL_PATH, nccl_path),
+		S("nccl_source", SEEN_NCCL_SOURCE, nccl_source),
+		S("failed_op", SEEN_FAILED_OP, failed_op),
+		S("transport", SEEN_TRANSPORT, transport),
+#undef S
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i].key) == 0)
+			return once(r, &t->seen, keys[i].bit, key) ||
+			       read_string_or_null(r, (char *)t->out +
+						   keys[i].off, keys[i].cap,
+						   key);
 	return skip_value(r, depth + 1);
 }
 
@@ -578,7 +690,32 @@ static int top_member(struct reader *r, const char *key, int depth,
 			return literal(r, "null");
 		return read_object(r, depth + 1, timing_member, t);
 	}
-	return skip_value(r, depth + 1);
+	if (strcmp(key, "collectives") == 0) {
+		if (once(r, &t->seen, SEEN_COLLECTIVES, key))
+			return -1;
+		if (peek(r) == 'n')
+			return literal(r, "null");
+		return read_object(r, depth + 1, collective_member, t);
+	}
+	if (strcmp(key, "cuda_driver_version") == 0) {
+		if (once(r, &t->seen, SEEN_CUDA_DRIVER, key))
+			return -1;
+		if (peek(r) == 'n')
+			return literal(r, "null");
+		return read_int(r, 0, 10000000, &out->cuda_driver_version,
+				key);
+	}
+	return top_strings(r, key, depth, t);
+}
+
+/* The optional numbers start as "not reported". */
+static void unknown_optional(struct sn_warmup_result *out)
+{
+	for (int i = 0; i < SN_RESULT_PHASES; i++)
+		out->phase_ms[i] = -1;
+	for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
+		out->collective_ms[i] = -1;
+	out->cuda_driver_version = -1;
 }
 
 int sn_warmup_result_parse(const char *text, size_t len,
@@ -593,6 +730,7 @@ int sn_warmup_result_parse(const char *text, size_t len,
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));
+	unknown_optional(out);
 	if (len > SN_RESULT_MAX_BYTES) {
 		sn_error_set(err,
 			     "nccl-warmup result is %zu bytes, more than the limit of %d",
@@ -622,6 +760,7 @@ int sn_warmup_result_parse(const char *text, size_t len,
 	return 0;
 bad:
 	memset(out, 0, sizeof(*out));
+	unknown_optional(out);
 	return -1;
 }
 

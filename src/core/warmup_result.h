@@ -15,6 +15,9 @@
 
 #define SN_RESULT_MAX_GPUS 64
 #define SN_RESULT_MAX_BYTES 65536
+/* timings_ms keys other than "total", and "collectives" keys. */
+#define SN_RESULT_PHASES 6
+#define SN_RESULT_COLLECTIVES 5
 
 struct sn_warmup_result {
 	int exit_code;			/* "exit_code" */
@@ -29,10 +32,27 @@ struct sn_warmup_result {
 		int index;
 		char busid[32];
 		char uuid[64];
+		char name[96];		/* "name": GPU model, "" if absent */
+		double nccl_mem_mib;	/* "nccl_mem_mib", < 0 if absent/null */
 	} gpus[SN_RESULT_MAX_GPUS];
 	double busbw_gbps;		/* bandwidth mode, else 0 */
 	double total_ms;
+	/*
+	 * Optional keys (schema version 1 readers ignore unknown keys; these
+	 * are read when present): "" or < 0 when absent or null.
+	 */
+	double phase_ms[SN_RESULT_PHASES];	/* timings_ms.<phase> */
+	char driver_version[64];
+	long cuda_driver_version;
+	char nccl_path[512];
+	char nccl_source[32];
+	char transport[64];
+	double collective_ms[SN_RESULT_COLLECTIVES];	/* collectives.<op> */
+	char failed_op[32];
 };
+
+extern const char *const sn_result_phase_names[SN_RESULT_PHASES];
+extern const char *const sn_result_collective_names[SN_RESULT_COLLECTIVES];
 
 int sn_warmup_result_parse(const char *text, size_t len,
 			   struct sn_warmup_result *out, struct sn_error *err);

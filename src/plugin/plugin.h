@@ -78,6 +78,25 @@ int sn_step_reuse_store(struct sn_plugin *p, spank_t sp,
 			bool passed, double elapsed_ms);
 void sn_step_reuse_job_end(struct sn_plugin *p, spank_t sp);
 
+/* What one warmup on this node found, for its fleet record. */
+struct sn_helper_outcome;
+struct sn_warmup_result;
+struct sn_warmup_facts {
+	const char *node;
+	const char *gpus;			/* CUDA_VISIBLE_DEVICES */
+	enum sn_warmup_mode mode;
+	const struct sn_helper_outcome *outcome;
+	const struct sn_warmup_result *result;	/* NULL: none parsed */
+	bool ok;
+	const char *message;			/* the failure, or NULL */
+	bool reused;				/* an earlier verdict reused */
+};
+
+/* step_record.c: writes the record to the configured sinks; -1 only if
+ * slurmstepd could not return to the user's identity afterwards. */
+int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
+		   const struct sn_warmup_facts *f);
+
 /* plan.c: load the profile file (once) and resolve the request. */
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err);
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);

@@ -173,6 +173,29 @@ static void describe_failure(const struct sn_plugin *p,
 		 run->node, run->gpus, what, hint);
 }
 
+/* The fleet record of this run (step_record.c). */
+static int record_warmup(const struct sn_plugin *p,
+			 const struct sn_job_ids *ids,
+			 const struct warmup_run *run, bool ok,
+			 const char *message)
+{
+	struct sn_warmup_facts f = {
+		.node = run->node,
+		.gpus = run->gpus,
+		.mode = run->mode,
+		.outcome = &run->outcome,
+		.result = run->have_result ? &run->result : NULL,
+		.ok = ok,
+		/* The helper's own words when it said what failed (the
+		 * record escapes them), else the plugin's description. */
+		.message = ok ? NULL :
+			   run->have_result && run->result.message[0] ?
+			   run->result.message : message,
+	};
+
+	return sn_step_record(p, ids, &f);
+}
+
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids)
 {
@@ -201,10 +224,19 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	}
 
 	rc = sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
-	if (rc != 0) {
-		rc = rc < 0 ? -1 : 0;	/* reused, or euid not restored */
+	if (rc > 0) {
+		/* Reused: the fleet record says so; nothing ran. */
+		struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
+					     .mode = run->mode,
+					     .outcome = &run->outcome,
+					     .ok = true, .reused = true };
+
+		run->outcome.exited = true;
+		rc = sn_step_record(p, ids, &f);
 		goto out;
 	}
+	if (rc < 0)
+		goto out;	/* euid not restored */
 
 	run_helper(p, sp, ids, run);
 	if (run->outcome.out_len &&
@@ -232,6 +264,13 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		    ok ? "passed" : "failed", run->outcome.elapsed_ms,
 		    run->have_result ? run->outcome.out : "(no result)");
 
+	message[0] = '\0';
+	if (!ok) {
+		describe_failure(p, run, message, sizeof(message));
+		plain_text(message);
+	}
+	if (record_warmup(p, ids, run, ok, message) < 0)
+		rc = -1;
 	if (ok) {
 		if (rc == 0 && p->warmup_req.verbose)
 			sn_log_user("%s", run->have_result &&
@@ -239,8 +278,6 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 				    run->result.summary : "warmup ok");
 		goto out;
 	}
-	describe_failure(p, run, message, sizeof(message));
-	plain_text(message);
 	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
 		sn_log_error("%s (warmup_policy=warn: the step runs anyway)",
 			     message);

@@ -106,11 +106,16 @@ else
 fi
 check "Prolog in libexec: /usr/libexec/nccl-warmup-prolog" has /usr/libexec/nccl-warmup-prolog
 check "profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-profiles.conf
+check "fleet report: /usr/bin/spank-nccl-report" has /usr/bin/spank-nccl-report
+check "Prolog's record writer: /usr/libexec/nccl-warmup-record" \
+	has /usr/libexec/nccl-warmup-record
+check "logrotate snippet" has /usr/share/spank-nccl/spank-nccl.logrotate
 conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
 check "/etc/slurm/nccl-profiles.conf is a conffile" \
 	grep -qxF /etc/slurm/nccl-profiles.conf <<<"$conffiles"
 for m in man1/nccl-warmup.1.gz man5/nccl-profiles.conf.5.gz \
-	 man8/spank-nccl.8.gz man8/nccl-warmup-prolog.8.gz; do
+	 man8/spank-nccl.8.gz man8/nccl-warmup-prolog.8.gz \
+	 man8/spank-nccl-report.8.gz; do
 	check "man page /usr/share/man/$m" has "/usr/share/man/$m"
 done
 snippet=/usr/share/spank-nccl/plugstack.conf.d/spank-nccl.conf

@@ -234,9 +234,35 @@ static void test_hostile(void **state)
 	assert_contains(err.msg, "...");
 }
 
+/* The fleet sinks: absolute paths, %n only, yes/no. */
+static void test_record_sinks(void **state)
+{
+	struct sn_config cfg;
+	struct sn_error err = { "" };
+
+	(void)state;
+	sn_config_defaults(&cfg);
+	assert_string_equal(cfg.record_file, "");
+	assert_string_equal(cfg.prom_dir, "");
+	assert_false(cfg.record_syslog);
+	assert_int_equal(parse1(&cfg, "record_file=/var/log/sn/%n.jsonl", &err), 0);
+	assert_string_equal(cfg.record_file, "/var/log/sn/%n.jsonl");
+	assert_int_equal(parse1(&cfg, "prom_dir=/var/lib/prometheus/node-exporter", &err), 0);
+	assert_string_equal(cfg.prom_dir, "/var/lib/prometheus/node-exporter");
+	assert_int_equal(parse1(&cfg, "record_syslog=YES", &err), 0);
+	assert_true(cfg.record_syslog);
+	assert_int_equal(parse1(&cfg, "record_file=log.jsonl", &err), -1);
+	assert_contains(err.msg, "\"record_file=log.jsonl\": expected an absolute path");
+	assert_int_equal(parse1(&cfg, "prom_dir=/x/%j", &err), -1);
+	assert_contains(err.msg, "\"prom_dir=/x/%j\": only %n (the node name) and %% may follow a '%'");
+	assert_int_equal(parse1(&cfg, "record_syslog=maybe", &err), -1);
+	assert_contains(err.msg, "expected yes (one syslog message per warmup) or no");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_record_sinks),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_good_values),

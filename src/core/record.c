@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes the fleet record (record.h).  The JSON is built field by field
+ * from typed values: strings through sn_json_escape (quotes, backslashes,
+ * control characters escaped, non-ASCII replaced), numbers only when
+ * finite, so the line is valid JSON whatever the helper printed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "textbuf.h"
+#include "warmup_codes.h"
+
+static const char *const class_names[SN_CLASS_COUNT] = {
+	[SN_CLASS_OK] = "ok",
+	[SN_CLASS_USAGE] = "usage",
+	[SN_CLASS_NO_GPUS] = "no_gpus",
+	[SN_CLASS_DUPLICATE_BUSID] = "duplicate_busid",
+	[SN_CLASS_CUDA_ERROR] = "cuda_error",
+	[SN_CLASS_NCCL_ERROR] = "nccl_error",
+	[SN_CLASS_WRONG_RESULT] = "wrong_result",
+	[SN_CLASS_LOW_BANDWIDTH] = "low_bandwidth",
+	[SN_CLASS_TIMEOUT] = "timeout",
+	[SN_CLASS_INTERNAL] = "internal",
+	[SN_CLASS_CRASH] = "crash",
+	[SN_CLASS_HELPER_START] = "helper_start",
+};
+
+const char *sn_record_class_name(enum sn_record_class c)
+{
+	return (unsigned int)c < SN_CLASS_COUNT ? class_names[c] : "internal";
+}
+
+enum sn_record_class sn_record_class_of_exit(int code)
+{
+	switch (code) {
+	case SN_WARMUP_OK: return SN_CLASS_OK;
+	case SN_WARMUP_USAGE: return SN_CLASS_USAGE;
+	case SN_WARMUP_NO_GPUS: return SN_CLASS_NO_GPUS;
+	case SN_WARMUP_DUPLICATE_BUSID: return SN_CLASS_DUPLICATE_BUSID;
+	case SN_WARMUP_CUDA_ERROR: return SN_CLASS_CUDA_ERROR;
+	case SN_WARMUP_NCCL_ERROR: return SN_CLASS_NCCL_ERROR;
+	case SN_WARMUP_WRONG_RESULT: return SN_CLASS_WRONG_RESULT;
+	case SN_WARMUP_LOW_BANDWIDTH: return SN_CLASS_LOW_BANDWIDTH;
+	case SN_WARMUP_TIMEOUT: return SN_CLASS_TIMEOUT;
+	default: return SN_CLASS_INTERNAL;
+	}
+}
+
+/* "key":"escaped" or "key":null for an empty string. */
+static void emit_str(struct sn_text *l, const char *key, const char *s)
+{
+	char esc[6 * 1024 + 1];
+
+	if (!s || !*s) {
+		sn_text_add(l, ",\"%s\":null", key);
+		return;
+	}
+	sn_json_escape(esc, sizeof(esc), s);
+	sn_text_add(l, ",\"%s\":\"%s\"", key, esc);
+}
+
+/* A value >= 0 with DIGITS decimals, or null (unknown or not finite). */
+static void emit_num(struct sn_text *l, const char *key, double v, int digits)
+{
+	if (!isfinite(v) || v < 0)
+		sn_text_add(l, ",\"%s\":null", key);
+	else
+		sn_text_add(l, ",\"%s\":%.*f", key, digits, v);
+}
+
+bool sn_record_path_valid(const char *pattern)
+{
+	for (const char *p = strchr(pattern, '%'); p; p = strchr(p + 2, '%'))
+		if (p[1] != 'n' && p[1] != '%')
+			return false;
+	return true;
+}
+
+int sn_record_path(char *dst, size_t cap, const char *pattern,
+		   const char *node)
+{
+	struct sn_text t = { dst, cap, 0, false };
+
+	if (!sn_record_path_valid(pattern) || !node[0] || strchr(node, '/') ||
+	    strcmp(node, ".") == 0 || strcmp(node, "..") == 0)
+		return -1;
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%') {
+			sn_text_add(&t, "%c", *p);
+			continue;
+		}
+		p++;
+		sn_text_add(&t, "%s", *p == 'n' ? node : "%");
+	}
+	return t.full ? -1 : 0;
+}
+
+void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,
+			 size_t cap)
+{
+	buf[0] = '\0';
+	if (!res || res->n_gpus == 0 || !res->gpus[0].name[0])
+		return;
+	for (size_t i = 1; i < res->n_gpus; i++)
+		if (strcmp(res->gpus[i].name, res->gpus[0].name) != 0) {
+			snprintf(buf, cap, "mixed");
+			return;
+		}
+	snprintf(buf, cap, "%s", res->gpus[0].name);
+}
+
+static void emit_gpus(struct sn_text *l, const struct sn_warmup_result *res)
+{
+	char model[96];
+
+	sn_record_gpu_model(res, model, sizeof(model));
+	sn_text_add(l, ",\"gpu_count\":%zu", res ? res->n_gpus : (size_t)0);
+	emit_str(l, "gpu_model", model);
+	sn_text_add(l, ",\"gpus\":[");
+	for (size_t i = 0; res && i < res->n_gpus; i++) {
+		sn_text_add(l, "%s{\"index\":%d", i ? "," : "", res->gpus[i].index);
+		emit_str(l, "busid", res->gpus[i].busid);
+		emit_str(l, "uuid", res->gpus[i].uuid);
+		emit_str(l, "name", res->gpus[i].name);
+		emit_num(l, "nccl_mem_mib", res->gpus[i].nccl_mem_mib, 1);
+		sn_text_add(l, "}");
+	}
+	sn_text_add(l, "]");
+}
+
+static void emit_result(struct sn_text *l, const struct sn_warmup_result *res)
+{
+	emit_str(l, "driver_version", res ? res->driver_version : NULL);
+	if (res && res->cuda_driver_version >= 0)
+		sn_text_add(l, ",\"cuda_driver_version\":%ld",
+		     res->cuda_driver_version);
+	else
+		sn_text_add(l, ",\"cuda_driver_version\":null");
+	emit_str(l, "nccl_version", res ? res->nccl_version : NULL);
+	emit_str(l, "nccl_path", res ? res->nccl_path : NULL);
+	emit_str(l, "nccl_source", res ? res->nccl_source : NULL);
+	emit_str(l, "transport", res ? res->transport : NULL);
+	sn_text_add(l, ",\"timings_ms\":{\"total\":");
+	if (res && isfinite(res->total_ms) && res->total_ms > 0)
+		sn_text_add(l, "%.1f", res->total_ms);
+	else
+		sn_text_add(l, "null");
+	for (int i = 0; i < SN_RESULT_PHASES; i++)
+		emit_num(l, sn_result_phase_names[i],
+			 res ? res->phase_ms[i] : -1, 1);
+	sn_text_add(l, "}");
+	/* The helper reports 0 / null outside bandwidth mode. */
+	emit_num(l, "busbw_gbps",
+		 res && res->busbw_gbps > 0 ? res->busbw_gbps : -1, 3);
+	if (res) {
+		bool any = false;
+
+		for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
+			any |= res->collective_ms[i] >= 0;
+		if (any) {
+			sn_text_add(l, ",\"collectives\":{");
+			for (int i = 0; i < SN_RESULT_COLLECTIVES; i++) {
+				double ms = res->collective_ms[i];
+
+				sn_text_add(l, "%s\"%s\":", i ? "," : "",
+				     sn_result_collective_names[i]);
+				if (isfinite(ms) && ms >= 0)
+					sn_text_add(l, "%.3f", ms);
+				else
+					sn_text_add(l, "null");
+			}
+			sn_text_add(l, "}");
+		} else {
+			sn_text_add(l, ",\"collectives\":null");
+		}
+	} else {
+		sn_text_add(l, ",\"collectives\":null");
+	}
+	emit_str(l, "failed_op", res ? res->failed_op : NULL);
+}
+
+size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
+{
+	struct sn_text l = { buf, cap, 0, false };
+	char stamp[40];
+	struct tm tm;
+	time_t secs = (time_t)r->time;
+
+	if (!gmtime_r(&secs, &tm))
+		memset(&tm, 0, sizeof(tm));
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	sn_text_add(&l, "{\"record\":\"spank-nccl-warmup\",\"version\":%d",
+	     SN_RECORD_VERSION);
+	sn_text_add(&l, ",\"time\":\"%s.%03dZ\",\"ts\":%.3f", stamp,
+	     (int)((r->time - (double)secs) * 1000) % 1000, r->time);
+	emit_str(&l, "source", r->source);
+	emit_str(&l, "node", r->node);
+	if (r->job >= 0)
+		sn_text_add(&l, ",\"job\":%ld", r->job);
+	else
+		sn_text_add(&l, ",\"job\":null");
+	if (r->step == -2)
+		sn_text_add(&l, ",\"step\":\"batch\"");
+	else if (r->step >= 0)
+		sn_text_add(&l, ",\"step\":%ld", r->step);
+	else
+		sn_text_add(&l, ",\"step\":null");
+	emit_str(&l, "user", r->user);
+	if (r->uid >= 0)
+		sn_text_add(&l, ",\"uid\":%ld", r->uid);
+	else
+		sn_text_add(&l, ",\"uid\":null");
+	emit_str(&l, "mode", r->mode);
+	sn_text_add(&l, ",\"verdict\":\"%s\",\"class\":\"%s\"",
+	     r->pass ? "pass" : "fail", sn_record_class_name(r->class));
+	if (r->exit_code >= 0)
+		sn_text_add(&l, ",\"exit_code\":%d", r->exit_code);
+	else
+		sn_text_add(&l, ",\"exit_code\":null");
+	if (r->signal > 0)
+		sn_text_add(&l, ",\"signal\":%d", r->signal);
+	else
+		sn_text_add(&l, ",\"signal\":null");
+	emit_str(&l, "policy", r->policy);
+	sn_text_add(&l, ",\"reused\":%s", r->reused ? "true" : "false");
+	emit_num(&l, "elapsed_ms", r->elapsed_ms, 1);
+	emit_str(&l, "message", r->message);
+	emit_str(&l, "gpus_requested", r->gpus_requested);
+	emit_gpus(&l, r->result);
+	emit_result(&l, r->result);
+	sn_text_add(&l, "}\n");
+	if (l.full) {
+		buf[0] = '\0';
+		return 0;
+	}
+	return l.len;
+}
+
+int sn_record_append(const char *pattern, const char *node, const char *line,
+		     size_t len, struct sn_error *err)
+{
+	char path[4096];
+	ssize_t n;
+	int fd, saved;
+
+	if (sn_record_path(path, sizeof(path), pattern, node) < 0) {
+		sn_error_set(err, "%s: no path for node \"%s\"", pattern, node);
+		return -1;
+	}
+	/* O_NOFOLLOW: the sink is root's; a planted symlink is refused. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+		  O_NOFOLLOW | O_NOCTTY, 0640);
+	if (fd < 0) {
+		sn_error_set(err, "cannot open record_file %s: %s", path,
+			     strerror(errno));
+		return -1;
+	}
+	/* One write(): O_APPEND makes it atomic against other appenders
+	 * of the same file on a local file system. */
+	n = write(fd, line, len);
+	saved = errno;
+	if (close(fd) < 0 && n == (ssize_t)len) {
+		n = -1;
+		saved = errno;
+	}
+	if (n != (ssize_t)len) {
+		sn_error_set(err, "cannot write record_file %s: %s", path,
+			     n < 0 ? strerror(saved) : "short write");
+		return -1;
+	}
+	return 0;
+}
+
+void sn_record_syslog(const char *line, size_t len)
+{
+	while (len && line[len - 1] == '\n')
+		len--;
+	/* No openlog(): inside slurmstepd that would change Slurm's own
+	 * syslog identity.  The record is one line (escaped), so one
+	 * message. */
+	syslog(LOG_DAEMON | LOG_INFO, "spank-nccl: record %.*s", (int)len,
+	       line);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fleet record: one JSON object per warmup (one line of a JSON-lines
+ * file, or one syslog message), written by the root side (slurmstepd or
+ * nccl-warmup-record in the Prolog), never by the user's helper.  Format:
+ * docs/admin-guide.md "Fleet records"; read back by record_read.c.
+ *
+ * Everything that came from the user or the helper (node name aside, which
+ * is the host's) is escaped on output: a forged helper result cannot add a
+ * line, a field or a metric.
+ */
+#ifndef SN_RECORD_H
+#define SN_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "warmup_result.h"
+
+#define SN_RECORD_VERSION 1
+/* One record, GPUs and all, fits: 64 GPUs x ~300 bytes + the rest. */
+#define SN_RECORD_MAX_BYTES 32768
+
+/*
+ * Failure classes, decided by the root side from what it saw (exit code,
+ * signal, deadline), never from the helper's "status" text.  Stable: they
+ * are Prometheus label values and report keys.
+ */
+enum sn_record_class {
+	SN_CLASS_OK = 0,
+	SN_CLASS_USAGE,
+	SN_CLASS_NO_GPUS,
+	SN_CLASS_DUPLICATE_BUSID,
+	SN_CLASS_CUDA_ERROR,
+	SN_CLASS_NCCL_ERROR,
+	SN_CLASS_WRONG_RESULT,
+	SN_CLASS_LOW_BANDWIDTH,
+	SN_CLASS_TIMEOUT,
+	SN_CLASS_INTERNAL,
+	SN_CLASS_CRASH,		/* killed by a signal */
+	SN_CLASS_HELPER_START,	/* could not start the helper */
+	SN_CLASS_COUNT
+};
+
+const char *sn_record_class_name(enum sn_record_class c);
+/* The class of a helper that exited with CODE (unknown codes: internal). */
+enum sn_record_class sn_record_class_of_exit(int code);
+
+struct sn_record {
+	const char *source;		/* "spank" or "prolog" */
+	double time;			/* seconds since the epoch */
+	char node[256];
+	long job;			/* < 0: unknown */
+	long step;			/* < 0: none (prolog); -2: batch */
+	char user[64];
+	long uid;			/* < 0: unknown */
+	char mode[16];
+	char gpus_requested[512];	/* CUDA_VISIBLE_DEVICES given */
+	bool pass;
+	enum sn_record_class class;
+	int exit_code;			/* < 0: none (signal, timeout, ...) */
+	int signal;			/* 0: none */
+	const char *policy;		/* "fail", "warn" or NULL */
+	/*
+	 * Hook for warmup reuse: a step that reuses an earlier warmup's
+	 * verdict instead of running the helper sets this, fills the rest
+	 * from the reused result, and writes its record as usual.
+	 */
+	bool reused;
+	double elapsed_ms;		/* as the root side measured it */
+	char message[1024];		/* what failed; "" on success */
+	const struct sn_warmup_result *result;	/* NULL: none parsed */
+};
+
+/*
+ * Formats R as one JSON line ending in '\n' into BUF (CAP bytes).
+ * Returns its length, or 0 if it does not fit.
+ */
+size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap);
+
+/*
+ * Appends LINE (LEN bytes) to PATTERN (sn_record_path, for NODE) with one
+ * O_APPEND write: concurrent writers never interleave, and logrotate may
+ * move the file away at any time (each record opens it anew, creating it
+ * 0640 if missing).
+ */
+int sn_record_append(const char *pattern, const char *node, const char *line,
+		     size_t len, struct sn_error *err);
+
+/* Sends LINE to syslog (LOG_DAEMON|LOG_INFO) as "spank-nccl: record {…}". */
+void sn_record_syslog(const char *line, size_t len);
+
+/*
+ * PATTERN with "%n" replaced by NODE and "%%" by "%" (like slurm.conf's
+ * SlurmdLogFile=): one sink path per node on a shared file system.
+ * -1 if the result does not fit or NODE could leave the directory.
+ */
+int sn_record_path(char *dst, size_t cap, const char *pattern,
+		   const char *node);
+/* Whether PATTERN uses only %n and %%; a config check. */
+bool sn_record_path_valid(const char *pattern);
+
+/* GPU model of the result: the shared name, "mixed", or "" if unknown. */
+void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,
+			 size_t cap);
+
+#endif

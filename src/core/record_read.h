@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads one fleet record line (record.h) back, for spank-nccl-report(8).
+ * Strict: the "record" tag, version 1, a node, a time, a known verdict and
+ * class; optional fields may be null or absent.
+ */
+#ifndef SN_RECORD_READ_H
+#define SN_RECORD_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "json.h"
+
+struct sn_record_view {
+	double ts;			/* Unix time */
+	char node[256];
+	long job;			/* -1: none */
+	char source[16];
+	char mode[16];
+	bool pass;
+	char class[32];
+	char message[1024];
+	bool reused;
+	size_t gpu_count;
+	char gpu_model[96];		/* "" unknown */
+	char nccl_version[32];
+	char driver_version[64];
+	double busbw_gbps;		/* -1: not measured */
+	double total_ms;		/* warmup duration; -1: unknown */
+};
+
+/* SCRATCH is working space (large: allocate it once). */
+int sn_record_read(const char *line, size_t len, struct sn_json *scratch,
+		   struct sn_record_view *out, struct sn_error *err);
+
+#endif

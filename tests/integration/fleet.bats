@@ -1,0 +1,424 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# Fleet view on three nodes (network namespaces) with fake GPUs: one
+# record per warmup (spank and Prolog paths, pass and fail), written by
+# the root side into a root-only directory; per-node .prom files served by
+# Debian's real prometheus-node-exporter and parsed by promtool; the admin
+# report flags the node made slow; forged helper output cannot add records
+# or metric lines; a failing sink never fails the step.
+#
+# Node n3 is made slow with the fake NCCL: warmup_helper= points at a
+# wrapper that sets FAKE_NCCL_BUSBW_GBPS from the node's host name (the
+# nodes share one file system and one job environment) and execs the
+# real nccl-warmup.
+
+SN_NODES=3
+load common
+
+# Ten times apart: the fake NCCL's measured busbw only drops under CPU load
+# (simulated delays run late, never early), and the check must hold on a
+# busy 2-core CI machine.
+FAST_GBPS=100
+SLOW_GBPS=10
+DUPLICATE=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
+
+fleet_dir() { echo "$SN_CLUSTER_DIR/fleet"; }
+records() { echo "$(fleet_dir)/records.jsonl"; }
+prom_dir() { echo "$(fleet_dir)/prom/$1"; }
+wrapper() { echo "$SN_CLUSTER_DIR/libexec/fleet-helper"; }
+forged() { echo "$SN_CLUSTER_DIR/etc/forged.json"; }
+report() { echo "$SN_BUILD_DIR/src/report/spank-nccl-report"; }
+recorder() { echo "$SN_BUILD_DIR/src/report/nccl-warmup-record"; }
+exporter_port() { echo $((30000 + $(sn__dir_hash) % 9000)); }
+scrape() { curl -sf --max-time 5 "http://127.0.0.1:$(exporter_port)/metrics"; }
+
+setup_file() {
+	local d
+	sn_file_setup || return 1
+	d=$(fleet_dir)
+	rm -rf "$d"
+	mkdir -p "$d/prom/n1" "$d/prom/n2" "$d/prom/n3"
+	# Only root can write here: the record is slurmstepd's, never the
+	# job user's (nor the helper's, which runs as the job user).
+	chmod 0700 "$d"
+	cat >"$(wrapper)" <<W
+#!/bin/sh
+if [ "\${SN_FORGE:-}" = 1 ]; then
+	cat '$(forged)'
+	exit 0
+fi
+case \$(hostname) in
+n3) FAKE_NCCL_BUSBW_GBPS=$SLOW_GBPS ;;
+*) FAKE_NCCL_BUSBW_GBPS=$FAST_GBPS ;;
+esac
+export FAKE_NCCL_BUSBW_GBPS
+exec '$(sn_helper_path)' "\$@"
+W
+	chmod 0755 "$(wrapper)"
+	# node_exporter with only the textfile collector, serving n3's
+	# directory on loopback.
+	prometheus-node-exporter --collector.disable-defaults \
+		--collector.textfile \
+		--collector.textfile.directory="$(prom_dir n3)" \
+		--web.listen-address="127.0.0.1:$(exporter_port)" \
+		>"$SN_CLUSTER_DIR/log/node_exporter.log" 2>&1 &
+	echo $! >"$SN_CLUSTER_DIR/run/node_exporter.pid"
+	sn__wait_for 100 scrape
+}
+
+teardown_file() {
+	local pid
+	pid=$(cat "$SN_CLUSTER_DIR/run/node_exporter.pid" 2>/dev/null)
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null
+	if mountpoint -q "$(fleet_dir)/ro" 2>/dev/null; then
+		umount "$(fleet_dir)/ro"
+	fi
+	sn_file_teardown
+}
+
+setup() {
+	sn_test_setup
+	sn_require_warmup
+	sn_require_file "$(report)" "spank-nccl-report not built" || return 1
+	sn_plugstack_set "warmup_helper=$(wrapper)" \
+		"record_file=$(records)" "prom_dir=$(fleet_dir)/prom/%n"
+}
+
+# Lines in the record file (0 before the first record).
+record_count() {
+	if [ -f "$(records)" ]; then
+		wc -l <"$(records)"
+	else
+		echo 0
+	fi
+}
+
+# Record lines of job $1.
+job_records() {
+	grep -F "\"job\":$1," "$(records)" || true
+}
+
+# Field $2 of every JSON line on stdin, one per line (python3 parses: the
+# lines must be valid JSON).
+field() {
+	python3 -c '
+import json, sys
+for line in sys.stdin:
+    v = json.loads(line)
+    for k in sys.argv[1].split("."):
+        v = v[int(k)] if isinstance(v, list) else v[k]
+    print(v)' "$1"
+}
+
+# Value of sample $1 (a full series name) in Prometheus text $2.
+sample() {
+	awk -v s="$1" '$1 == s { print $2 }' <<<"$2"
+}
+
+# A warmup on node $1 that fails (duplicate bus IDs): a failure record.
+failing_warmup_on() {
+	sn_fake_env ok
+	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w "$1" \
+		--gres=gpu:2 --nccl-warmup=comm true
+	sn_assert_failed
+}
+
+bandwidth_srun() {
+	sn_fake_env ok
+	sn_srun -N3 --gres=gpu:2 --nccl-warmup=bandwidth "$@" \
+		printenv SLURM_JOB_ID
+}
+
+@test "fleet: one record per node for a passing bandwidth warmup (job user, root-only sink)" {
+	local job lines
+	run --separate-stderr sn_as_user env LD_LIBRARY_PATH="$(sn_fake_lib_dir)" \
+		timeout 30 srun -N3 --gres=gpu:2 --nccl-warmup=bandwidth \
+		printenv SLURM_JOB_ID
+	sn_assert_status 0
+	job=$(head -n1 <<<"$output")
+	lines=$(job_records "$job")
+	[ "$(wc -l <<<"$lines")" -eq 3 ] || sn_fail "records: $lines"
+	[ "$(field node <<<"$lines" | sort | paste -sd' ')" = "n1 n2 n3" ] ||
+		sn_fail "nodes: $lines"
+	[ "$(field verdict <<<"$lines" | sort -u)" = pass ] || sn_fail "$lines"
+	[ "$(field class <<<"$lines" | sort -u)" = ok ] || sn_fail "$lines"
+	[ "$(field user <<<"$lines" | sort -u)" = "$SN_USER" ] || sn_fail "$lines"
+	[ "$(field source <<<"$lines" | sort -u)" = spank ] || sn_fail "$lines"
+	[ "$(field mode <<<"$lines" | sort -u)" = bandwidth ] || sn_fail "$lines"
+	[ "$(field gpu_count <<<"$lines" | sort -u)" = 2 ] || sn_fail "$lines"
+	[ "$(field gpus.1.busid <<<"$lines" | sort -u)" = 0000:02:00.0 ] ||
+		sn_fail "bus IDs: $lines"
+	field nccl_version <<<"$lines" | grep -qE '^[0-9]+\.[0-9]+\.[0-9]+' ||
+		sn_fail "NCCL version: $lines"
+	field timings_ms.comm_init <<<"$lines" | grep -qvx None ||
+		sn_fail "timings: $lines"
+	# n3's busbw follows its fake NCCL: well under the others'.
+	python3 -c '
+import json, sys
+slow, fast = float(sys.argv[1]), float(sys.argv[2])
+n = 0
+for line in sys.stdin:
+    r = json.loads(line)
+    v = r["busbw_gbps"]
+    if r["node"] == "n3":
+        assert 0.2 * slow < v <= 1.05 * slow, r
+    else:
+        assert 2 * slow < v <= 1.05 * fast, r
+    n += 1
+assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
+		sn_fail "busbw per node: $lines"
+	[ "$(stat -c %a "$(records)")" = 640 ] || sn_fail "mode $(stat -c %a "$(records)")"
+	[ "$(stat -c %u "$(records)")" = 0 ] || sn_fail "records not root's"
+}
+
+@test "fleet: a failing warmup records its class and message, the step still fails" {
+	local job lines
+	sn_fake_env duplicate
+	run --separate-stderr sn_srun -N3 --gres=gpu:2 --nccl-warmup=comm \
+		printenv SLURM_JOB_ID
+	sn_assert_failed
+	# This step's records are the file's last three lines.
+	lines=$(tail -n3 "$(records)")
+	[ "$(field job <<<"$lines" | sort -u | wc -l)" -eq 1 ] ||
+		sn_fail "records: $lines"
+	[ "$(field verdict <<<"$lines" | sort -u)" = fail ] || sn_fail "$lines"
+	[ "$(field class <<<"$lines" | sort -u)" = duplicate_busid ] ||
+		sn_fail "$lines"
+	[ "$(field exit_code <<<"$lines" | sort -u)" = 3 ] || sn_fail "$lines"
+	field message <<<"$lines" | grep -q 'duplicate PCI bus ID' ||
+		sn_fail "message: $lines"
+}
+
+@test "fleet: node_exporter serves n3's metrics; promtool accepts the scrape" {
+	local text busbw
+	failing_warmup_on n3 || return 1
+	run --separate-stderr bandwidth_srun
+	sn_assert_status 0
+	text=$(scrape) || sn_fail "no scrape from node_exporter"
+	promtool check metrics <<<"$text" ||
+		sn_fail "promtool rejects the scrape: $(promtool check metrics <<<"$text" 2>&1)"
+	# No textfile error: node_exporter parsed our file.
+	[ "$(sample node_textfile_scrape_error "$text")" = 0 ] ||
+		sn_fail "textfile error: $(grep textfile "$SN_CLUSTER_DIR/log/node_exporter.log")"
+	[ "$(sample spank_nccl_warmup_last_success "$text")" = 1 ] ||
+		sn_fail "$text"
+	busbw=$(sample spank_nccl_warmup_last_busbw_bytes_per_second "$text")
+	python3 -c "import sys; v = float(sys.argv[1]); assert 0.2e9 * $SLOW_GBPS < v <= 1.05e9 * $SLOW_GBPS, v" "$busbw" ||
+		sn_fail "busbw $busbw"
+	[ "$(sample spank_nccl_warmup_passes_total "$text")" -ge 1 ] ||
+		sn_fail "$text"
+	sample 'spank_nccl_warmup_failures_total{class="duplicate_busid"}' "$text" |
+		grep -qx '[1-9][0-9]*' || sn_fail "failure counter: $text"
+	grep -q '^spank_nccl_warmup_last_phase_duration_seconds{phase="comm_init"} ' \
+		<<<"$text" || sn_fail "$text"
+	grep -q '^spank_nccl_warmup_info{.*nccl_version="[0-9]' <<<"$text" ||
+		sn_fail "$text"
+	# No job ids, users or GPU UUIDs in labels.
+	! grep -E '^spank_nccl.*(job|user|uuid)=' <<<"$text" || sn_fail "$text"
+}
+
+@test "fleet: the report flags the slow node (table, JSON, SVG)" {
+	local json svg
+	failing_warmup_on n1 || return 1
+	run --separate-stderr bandwidth_srun
+	sn_assert_status 0
+	run --separate-stderr "$(report)" "$(records)"
+	sn_assert_status 0
+	echo "$output" | sed 's/^/# /' >&3
+	grep -E '^n3 .*OUTLIER:busbw' <<<"$output" >/dev/null ||
+		sn_fail "n3 not flagged"
+	! grep -E '^n[12] .*OUTLIER' <<<"$output" || sn_fail "fast node flagged"
+	grep -E '^n[123] .*duplicate_busid: ' <<<"$output" ||
+		sn_fail "last failure not shown"
+	json=$("$(report)" --json "$(records)") || sn_fail "--json failed"
+	python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+nodes = {n["node"]: n for n in r["nodes"]}
+assert r["outliers"] == 1, r
+assert nodes["n3"]["slow_busbw"] and nodes["n3"]["outlier"], nodes["n3"]
+assert not nodes["n1"]["outlier"] and not nodes["n2"]["outlier"]
+assert nodes["n3"]["group"] == nodes["n1"]["group"] == "2xunknown"
+assert nodes["n1"]["failures"] >= 1
+assert nodes["n1"]["last_failure_class"] == "duplicate_busid"' <<<"$json" ||
+		sn_fail "JSON: $json"
+	svg="$SN_CLUSTER_DIR/tmp/fleet.svg"
+	"$(report)" --svg "$(records)" >"$svg" || sn_fail "--svg failed"
+	xmllint --noout "$svg" || sn_fail "invalid SVG"
+	# The outlier bar is n3's, drawn in red.
+	xmllint --xpath 'string(//*[local-name()="g"][contains(@class,"outlier")]/*[local-name()="title"])' \
+		"$svg" | grep -q '^n3 ' || sn_fail "SVG outlier: $(cat "$svg")"
+	# A threshold looser than n3's gap flags nobody.
+	"$(report)" --threshold=98 "$(records)" | grep -q OUTLIER &&
+		sn_fail "flagged at 98 %"
+	return 0
+}
+
+@test "fleet: forged helper output cannot add records or metric lines" {
+	local job lines text before
+	cat >"$(forged)" <<'J'
+{"version":1,"status":"ok","exit_code":0,"mode":"comm","message":"","nccl_version":"2.28.9\"}\n{\"a\":1","driver_version":"1\"} 1\nspank_nccl_warmup_passes_total 999999","transport":"\"}\n{\"record\":\"spank-nccl-warmup\",\"node\":\"n9\"","gpus":[{"index":0,"busid":"0\nevil 1","uuid":"GPU-x","name":"H\"}\nevil{a=\"b\"} 1"}],"timings_ms":{"total":1.0},"busbw_gbps":null}
+J
+	chmod 0644 "$(forged)"
+	before=$(record_count)
+	sn_fake_env ok
+	SN_FORGE=1 run --separate-stderr sn_srun -N3 --gres=gpu:1 \
+		--nccl-warmup=comm printenv SLURM_JOB_ID
+	sn_assert_status 0
+	job=$(head -n1 <<<"$output")
+	[ $(($(record_count) - before)) -eq 3 ] ||
+		sn_fail "$(($(record_count) - before)) new lines, expected 3"
+	lines=$(job_records "$job")
+	[ "$(wc -l <<<"$lines")" -eq 3 ] || sn_fail "records: $lines"
+	# The injected text is inside string values, escaped.
+	[ "$(field nccl_version <<<"$lines" | head -n1 | head -c 8)" = '2.28.9"}' ] ||
+		sn_fail "$lines"
+	! grep -q '"node":"n9"' "$(records)" || sn_fail "a record was injected"
+	field transport <<<"$lines" | grep -qF '"node":"n9"' ||
+		sn_fail "the forged text is not kept as a value: $lines"
+	"$(report)" "$(records)" >/dev/null 2>"$SN_CLUSTER_DIR/tmp/report.err" ||
+		sn_fail "report failed"
+	! grep -q skipped "$SN_CLUSTER_DIR/tmp/report.err" ||
+		sn_fail "unreadable record lines: $(cat "$SN_CLUSTER_DIR/tmp/report.err")"
+	text=$(scrape) || sn_fail "no scrape"
+	promtool check metrics <<<"$text" || sn_fail "promtool: $text"
+	[ "$(sample node_textfile_scrape_error "$text")" = 0 ] || sn_fail "$text"
+	! grep -qE '^(evil|spank_nccl_warmup_passes_total 999999)' <<<"$text" ||
+		sn_fail "a metric line was injected: $text"
+	[ "$(grep -c '^spank_nccl_warmup_last_success ' <<<"$text")" -eq 1 ] ||
+		sn_fail "$text"
+	[ "$(grep -c '^spank_nccl_warmup_info' <<<"$text")" -eq 1 ] || sn_fail "$text"
+}
+
+@test "fleet: a full, missing or read-only sink never fails the step" {
+	local ro
+	ro="$(fleet_dir)/ro"
+	mkdir -p "$ro"
+	mount --bind "$ro" "$ro" && mount -o remount,bind,ro "$ro" ||
+		sn_fail "cannot make a read-only mount"
+	sn_plugstack_set "warmup_helper=$(wrapper)" "record_file=/dev/full" \
+		"prom_dir=$ro" "record_syslog=yes"
+	sn_fake_env ok
+	run --separate-stderr sn_srun -N3 --gres=gpu:1 --nccl-warmup=comm \
+		printenv SLURM_JOB_ID
+	sn_assert_status 0
+	sn_assert_no_msgs
+	grep -q 'warmup record not written: cannot write record_file /dev/full: No space left' \
+		"$(sn_slurmd_log n1)" || sn_fail "full disk not logged"
+	grep -q "warmup metrics not written: .*$ro.*Read-only file system" \
+		"$(sn_slurmd_log n2)" || sn_fail "read-only not logged"
+	sn_plugstack_set "warmup_helper=$(wrapper)" \
+		"record_file=/nonexistent/spank-nccl/%n.jsonl" "prom_dir=/nonexistent"
+	run --separate-stderr sn_srun -N3 --gres=gpu:1 --nccl-warmup=comm true
+	sn_assert_status 0
+	sn_assert_no_msgs
+	grep -q 'cannot open record_file /nonexistent/spank-nccl/n3.jsonl: No such file' \
+		"$(sn_slurmd_log n3)" || sn_fail "missing directory not logged"
+	umount "$ro"
+}
+
+@test "fleet: a bad sink argument is refused with its name" {
+	sn_plugstack_set "warmup_helper=$(wrapper)" "record_file=/x/%j.jsonl"
+	run --separate-stderr sn_srun -N1 true
+	sn_assert_failed
+	sn_assert_msg 'record_file=/x/%j.jsonl.*%n'
+	sn_plugstack_set "warmup_helper=$(wrapper)" "record_syslog=maybe"
+	run --separate-stderr sn_srun -N1 true
+	sn_assert_failed
+	sn_assert_msg 'record_syslog=maybe.*expected yes'
+}
+
+@test "fleet: the Prolog path records pass and fail through nccl-warmup-record" {
+	local conf prolog lines before
+	prolog="$SN_BUILD_DIR/scripts/nccl-warmup-prolog"
+	sn_require_file "$prolog" "nccl-warmup-prolog not built" || return 1
+	conf="$SN_CLUSTER_DIR/etc/fleet-prolog.conf"
+	sn_fake_env ok
+	{
+		echo "HELPER=$(sn_helper_path)"
+		echo "RECORDER=$(recorder)"
+		echo "MODE=comm"
+		echo "DRAIN=no"
+		echo "RECORD_FILE=$(records)"
+		echo "PROM_DIR=$(fleet_dir)/prom/%n"
+		echo "export LD_LIBRARY_PATH=$(sn_fake_lib_dir)"
+	} >"$conf"
+	chmod 0644 "$conf"
+	before=$(record_count)
+	# As slurmd runs it: root, a minimal environment.
+	env -i SLURM_JOB_ID=4242 SLURMD_NODENAME=n1 SLURM_JOB_UID=0 \
+		SLURM_JOB_USER=root CUDA_VISIBLE_DEVICES=0,1 \
+		NCCL_WARMUP_PROLOG_CONF="$conf" sh "$prolog" ||
+		sn_fail "passing Prolog failed"
+	env -i SLURM_JOB_ID=4243 SLURMD_NODENAME=n1 CUDA_VISIBLE_DEVICES=0,1 \
+		FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 \
+		NCCL_WARMUP_PROLOG_CONF="$conf" sh "$prolog" &&
+		sn_fail "failing Prolog passed"
+	[ $(($(record_count) - before)) -eq 2 ] || sn_fail "not 2 records"
+	lines=$(tail -n2 "$(records)")
+	[ "$(field source <<<"$lines" | sort -u)" = prolog ] || sn_fail "$lines"
+	[ "$(field verdict <<<"$lines" | paste -sd' ')" = "pass fail" ] ||
+		sn_fail "$lines"
+	[ "$(field class <<<"$lines" | paste -sd' ')" = "ok duplicate_busid" ] ||
+		sn_fail "$lines"
+	[ "$(field job <<<"$lines" | paste -sd' ')" = "4242 4243" ] ||
+		sn_fail "$lines"
+	[ "$(field gpus.0.busid <<<"$lines" | head -n1)" = 0000:01:00.0 ] ||
+		sn_fail "$lines"
+	promtool check metrics <"$(prom_dir n1)/spank_nccl.prom" ||
+		sn_fail "Prolog's .prom file"
+}
+
+@test "fleet: the admin guide's PromQL queries parse (promtool check rules)" {
+	local rules="$SN_CLUSTER_DIR/tmp/fleet-rules.yml"
+	python3 - "$SN_SRC_DIR/docs/admin-guide.md" >"$rules" <<'P' ||
+import sys
+text = open(sys.argv[1]).read().split("```promql\n")[1].split("```")[0]
+exprs, cur = [], []
+for line in text.splitlines():
+    if line.startswith("#"):
+        if cur:
+            exprs.append(" ".join(cur))
+        cur = []
+    else:
+        cur.append(line.strip())
+if cur:
+    exprs.append(" ".join(cur))
+assert len(exprs) >= 5, exprs
+print("groups:\n- name: admin-guide\n  rules:")
+for i, e in enumerate(exprs):
+    print("  - record: spank_nccl:doc_query_%d\n    expr: '%s'" % (i, e))
+P
+		sn_fail "no promql block in docs/admin-guide.md"
+	run promtool check rules "$rules"
+	sn_assert_status 0
+}
+
+@test "fleet: record_syslog sends the same record to syslog (/dev/log)" {
+	local got="$SN_CLUSTER_DIR/tmp/syslog.txt" file="$SN_CLUSTER_DIR/tmp/syslog.jsonl"
+	rm -f "$got" "$file"
+	# A private mount namespace (nothing propagates back to the host)
+	# with its own /dev (tmpfs), where a datagram socket at /dev/log
+	# stands in for the syslog daemon.
+	printf '%s\n' '{"version":1,"status":"nccl_error","exit_code":5,"message":"x\ny","nccl_version":"2.28.9"}' |
+	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /dev && exec python3 -c "
+import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(\"/dev/log\")
+s.settimeout(20)
+rc = subprocess.run(sys.argv[1:]).returncode
+open(\"$0\", \"wb\").write(s.recv(65536))
+sys.exit(rc)
+" "$@"' "$got" "$(recorder)" --node n2 --mode comm --exit-status 5 \
+		--job 77 --record-file "$file" --syslog ||
+		sn_fail "recorder failed"
+	grep -q 'spank-nccl: record {"record":"spank-nccl-warmup",' "$got" ||
+		sn_fail "syslog message: $(cat "$got")"
+	# daemon.info: <30>
+	grep -q "^<30>" "$got" || sn_fail "priority: $(cat "$got")"
+	grep -qF '"message":"x\ny"' "$file" || sn_fail "message: $(cat "$file")"
+	# The same line as in the file.
+	[ "$(sed 's/.*spank-nccl: record //' "$got")" = "$(cat "$file")" ] ||
+		sn_fail "syslog: $(cat "$got") file: $(cat "$file")"
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fleet record (record.c), its reader (record_read.c, json.c) and the
+ * node's .prom file (prom.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "prom.h"
+#include "record.h"
+#include "record_read.h"
+#include "warmup_codes.h"
+
+static struct sn_json doc;
+static struct sn_record_view view;
+static struct sn_error err;
+static char line[SN_RECORD_MAX_BYTES];
+
+static const char helper_json[] =
+	"{\"version\":1,\"status\":\"ok\",\"exit_code\":0,\"mode\":\"bandwidth\","
+	"\"nccl_version\":\"2.28.9\",\"driver_version\":\"580.95.05\","
+	"\"cuda_driver_version\":13000,\"nccl_path\":\"/usr/lib/libnccl.so.2\","
+	"\"nccl_source\":\"system\",\"gpus\":[{\"index\":0,\"busid\":\"0000:01:00.0\","
+	"\"uuid\":\"GPU-a\",\"name\":\"NVIDIA H200\",\"nccl_mem_mib\":296},"
+	"{\"index\":1,\"busid\":\"0000:02:00.0\",\"uuid\":\"GPU-b\",\"name\":\"NVIDIA H200\","
+	"\"nccl_mem_mib\":null}],\"timings_ms\":{\"cuda_init\":600,\"comm_init\":480,"
+	"\"bandwidth\":null,\"total\":1500},\"busbw_gbps\":350.5,"
+	"\"collectives\":{\"allreduce\":1.25,\"sendrecv\":null}}";
+
+static void fill(struct sn_record *r, struct sn_warmup_result *res)
+{
+	memset(r, 0, sizeof(*r));
+	r->source = "spank";
+	r->time = 1795389000.25;
+	snprintf(r->node, sizeof(r->node), "n1");
+	r->job = 42;
+	r->step = 0;
+	snprintf(r->user, sizeof(r->user), "alice");
+	r->uid = 1000;
+	snprintf(r->mode, sizeof(r->mode), "bandwidth");
+	r->pass = true;
+	r->class = SN_CLASS_OK;
+	r->exit_code = 0;
+	r->policy = "fail";
+	r->elapsed_ms = 1600;
+	r->result = res;
+}
+
+static void parse_helper(struct sn_warmup_result *res)
+{
+	assert_int_equal(sn_warmup_result_parse(helper_json,
+						strlen(helper_json), res,
+						&err), 0);
+}
+
+static void test_result_optional_keys(void **state)
+{
+	static struct sn_warmup_result res;
+
+	(void)state;
+	parse_helper(&res);
+	assert_string_equal(res.driver_version, "580.95.05");
+	assert_int_equal(res.cuda_driver_version, 13000);
+	assert_string_equal(res.nccl_source, "system");
+	assert_string_equal(res.gpus[0].name, "NVIDIA H200");
+	assert_true(res.gpus[0].nccl_mem_mib == 296);
+	assert_true(res.gpus[1].nccl_mem_mib < 0);
+	assert_true(res.phase_ms[0] == 600);	/* cuda_init */
+	assert_true(res.phase_ms[1] < 0);	/* contexts: absent */
+	assert_true(res.phase_ms[4] < 0);	/* bandwidth: null */
+	assert_true(res.collective_ms[0] == 1.25);
+	assert_true(res.collective_ms[4] < 0);
+	/* Negative and duplicate optional values are refused. */
+	assert_int_equal(sn_warmup_result_parse(
+		"{\"version\":1,\"status\":\"ok\",\"exit_code\":0,\"timings_ms\":{\"comm_init\":-1}}",
+		80, &res, &err), -1);
+	assert_int_equal(sn_warmup_result_parse(
+		"{\"version\":1,\"status\":\"ok\",\"exit_code\":0,\"collectives\":{\"allreduce\":1,\"allreduce\":2}}",
+		93, &res, &err), -1);
+}
+
+static void test_round_trip(void **state)
+{
+	static struct sn_warmup_result res;
+	struct sn_record r;
+	size_t len;
+
+	(void)state;
+	parse_helper(&res);
+	fill(&r, &res);
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_true(len > 0);
+	assert_int_equal(line[len - 1], '\n');
+	assert_ptr_equal(memchr(line, '\n', len), line + len - 1);
+	assert_int_equal(sn_record_read(line, len - 1, &doc, &view, &err), 0);
+	assert_string_equal(view.node, "n1");
+	assert_int_equal(view.job, 42);
+	assert_true(view.pass);
+	assert_string_equal(view.class, "ok");
+	assert_string_equal(view.gpu_model, "NVIDIA H200");
+	assert_int_equal(view.gpu_count, 2);
+	assert_true(view.busbw_gbps > 350.4 && view.busbw_gbps < 350.6);
+	assert_true(view.total_ms == 1500);
+	assert_string_equal(view.driver_version, "580.95.05");
+	assert_non_null(strstr(line, "\"nccl_mem_mib\":296.0"));
+	assert_non_null(strstr(line, "\"step\":0,"));
+	assert_non_null(strstr(line, "\"time\":\"2026-11-22T23:10:00.250Z\",\"ts\":1795389000.250,"));
+}
+
+/* Whatever the helper's strings hold, the record stays one line and the
+ * reader gets the same text back. */
+static void test_escaping(void **state)
+{
+	static struct sn_warmup_result res;
+	struct sn_record r;
+	size_t len;
+
+	(void)state;
+	parse_helper(&res);
+	snprintf(res.nccl_version, sizeof(res.nccl_version),
+		 "2\"}\n{\"x\":1\\");
+	fill(&r, &res);
+	r.pass = false;
+	r.class = SN_CLASS_NCCL_ERROR;
+	snprintf(r.message, sizeof(r.message),
+		 "bad\n{\"record\":\"spank-nccl-warmup\"}\r\x1b[31m\xff");
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_true(len > 0);
+	assert_ptr_equal(memchr(line, '\n', len), line + len - 1);
+	assert_null(memchr(line, '\r', len));
+	assert_null(memchr(line, 0x1b, len));
+	assert_int_equal(sn_record_read(line, len, &doc, &view, &err), 0);
+	assert_string_equal(view.nccl_version, "2\"}\n{\"x\":1\\");
+	assert_string_equal(view.message,
+			    "bad\n{\"record\":\"spank-nccl-warmup\"}\r\x1b[31m?");
+	assert_false(view.pass);
+	assert_string_equal(view.class, "nccl_error");
+}
+
+static void test_classes(void **state)
+{
+	(void)state;
+	assert_int_equal(sn_record_class_of_exit(SN_WARMUP_DUPLICATE_BUSID),
+			 SN_CLASS_DUPLICATE_BUSID);
+	assert_int_equal(sn_record_class_of_exit(77), SN_CLASS_INTERNAL);
+	assert_string_equal(sn_record_class_name(SN_CLASS_CRASH), "crash");
+	assert_string_equal(sn_record_class_name(SN_CLASS_LOW_BANDWIDTH),
+			    "low_bandwidth");
+	for (int c = 0; c < SN_CLASS_COUNT; c++)
+		assert_non_null(sn_record_class_name(c));
+}
+
+#define REJECT(text, why) do { \
+	assert_int_equal(sn_record_read(text, strlen(text), &doc, &view, \
+					&err), -1); \
+	if (!strstr(err.msg, why)) \
+		fail_msg("\"%s\" lacks \"%s\" for %s", err.msg, why, text); \
+} while (0)
+
+#define HEAD "{\"record\":\"spank-nccl-warmup\",\"version\":1,\"ts\":1,"
+
+static void test_reader_rejects(void **state)
+{
+	static char deep[64];
+
+	(void)state;
+	REJECT("[1]", "not a JSON object");
+	REJECT("{\"record\":\"other\"}", "not a spank-nccl warmup record");
+	REJECT("{\"record\":\"spank-nccl-warmup\",\"version\":2,\"ts\":1}",
+	       "version 2");
+	REJECT(HEAD "\"verdict\":\"pass\",\"class\":\"ok\"}", "\"node\"");
+	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"maybe\",\"class\":\"ok\"}",
+	       "verdict");
+	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"bogus\"}",
+	       "unknown \"class\"");
+	REJECT(HEAD "\"node\":\"n\\u00e9\",\"verdict\":\"pass\",\"class\":\"ok\"}",
+	       "ASCII");
+	REJECT(HEAD "\"node\":\"a\",\"node\":\"b\",\"verdict\":\"pass\",\"class\":\"ok\"}",
+	       "duplicate key");
+	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"ok\"} x",
+	       "trailing data");
+	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"ok\",\"busbw_gbps\":01}",
+	       "bad number");
+	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"ok\",\"busbw_gbps\":-3}",
+	       "busbw_gbps");
+	memset(deep, '[', 20);
+	REJECT(deep, "nested too deep");
+	REJECT("{\"a\":\"x\ny\"}", "control");
+}
+
+static bool prom_line_ok(const char *l)
+{
+	if (l[0] == '#')
+		return strncmp(l, "# HELP spank_nccl_warmup_", 25) == 0 ||
+		       strncmp(l, "# TYPE spank_nccl_warmup_", 25) == 0;
+	return strncmp(l, "spank_nccl_warmup_", 18) == 0;
+}
+
+static void test_prom_render(void **state)
+{
+	static struct sn_warmup_result res;
+	static char text[65536];
+	struct sn_prom_state st;
+	struct sn_record r;
+	size_t len;
+	char *save, *l;
+
+	(void)state;
+	parse_helper(&res);
+	snprintf(res.driver_version, sizeof(res.driver_version),
+		 "1\"} 1\nspank_nccl_warmup_passes_total 999");
+	snprintf(res.gpus[0].name, sizeof(res.gpus[0].name), "x\"}\nevil 1");
+	fill(&r, &res);
+	sn_prom_state_init(&st);
+	sn_prom_state_add(&st, &r);
+	len = sn_prom_render(&st, &r, text, sizeof(text));
+	assert_true(len > 0);
+	assert_null(strstr(text, "\nspank_nccl_warmup_passes_total 999"));
+	assert_null(strstr(text, "\nevil"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_passes_total 1\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_last_busbw_bytes_per_second 350500000000\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_last_nccl_memory_bytes{gpu=\"0\"} 310378496\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_last_phase_duration_seconds{phase=\"comm_init\"} 0.4800\n"));
+	/* No job, user or UUID label: bounded cardinality. */
+	assert_null(strstr(text, "job"));
+	assert_null(strstr(text, "alice"));
+	assert_null(strstr(text, "GPU-a"));
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (!prom_line_ok(l))
+			fail_msg("foreign line: %s", l);
+}
+
+static void test_prom_state(void **state)
+{
+	static char text[65536];
+	struct sn_prom_state st, back;
+	struct sn_record r;
+	size_t len;
+
+	(void)state;
+	fill(&r, NULL);
+	sn_prom_state_init(&st);
+	sn_prom_state_add(&st, &r);
+	r.pass = false;
+	r.class = SN_CLASS_TIMEOUT;
+	sn_prom_state_add(&st, &r);
+	sn_prom_state_add(&st, &r);
+	len = sn_prom_render(&st, &r, text, sizeof(text));
+	assert_int_equal(sn_prom_state_parse(text, len, &back, &err), 0);
+	assert_true(back.passes == 1);
+	assert_true(back.failures[SN_CLASS_TIMEOUT] == 2);
+	assert_true(back.failures[SN_CLASS_CRASH] == 0);
+	assert_true(back.busbw_bytes < 0);
+	/* A damaged known line restarts the counters (a counter reset). */
+	assert_int_equal(sn_prom_state_parse(
+		"spank_nccl_warmup_passes_total 7\nspank_nccl_warmup_failures_total{class=\"nope\"} 1\n",
+		84, &back, &err), -1);
+	assert_true(back.passes == 0);
+	assert_int_equal(sn_prom_state_parse(
+		"spank_nccl_warmup_passes_total -1\n", 34, &back, &err), -1);
+	/* Foreign lines are ignored. */
+	assert_int_equal(sn_prom_state_parse(
+		"other_metric 5\nspank_nccl_warmup_passes_total 3\n", 47, &back,
+		&err), 0);
+	assert_true(back.passes == 3);
+}
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sn-test-record.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Concurrent steps on one node: no counter increment is lost. */
+static void test_prom_concurrent(void **state)
+{
+	enum { WRITERS = 6, EACH = 20 };
+	static char text[65536];
+	struct sn_prom_state st;
+	char path[128];
+	struct sn_record r;
+	ssize_t n;
+	int fd, status;
+
+	(void)state;
+	make_tmpdir();
+	fill(&r, NULL);
+	for (int w = 0; w < WRITERS; w++) {
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (int i = 0; i < EACH; i++)
+				if (sn_prom_update(tmpdir, &r, &err) < 0)
+					_exit(1);
+			_exit(0);
+		}
+	}
+	for (int w = 0; w < WRITERS; w++) {
+		assert_true(wait(&status) > 0);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	snprintf(path, sizeof(path), "%s/" SN_PROM_FILE, tmpdir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, text, sizeof(text));
+	close(fd);
+	assert_true(n > 0);
+	assert_int_equal(sn_prom_state_parse(text, (size_t)n, &st, &err), 0);
+	assert_int_equal((int)st.passes, WRITERS * EACH);
+	remove_tmpdir();
+}
+
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
+static void test_paths_and_append(void **state)
+{
+	char path[256], target[128], data[256];
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	assert_int_equal(sn_record_path(path, sizeof(path), "/a/%n/x%%.jsonl",
+					"n7"), 0);
+	assert_string_equal(path, "/a/n7/x%.jsonl");
+	assert_int_equal(sn_record_path(path, sizeof(path), "/a/%j", "n7"), -1);
+	assert_int_equal(sn_record_path(path, sizeof(path), "/a/%n", ".."), -1);
+	assert_int_equal(sn_record_path(path, sizeof(path), "/a/%n", "a/b"), -1);
+	assert_int_equal(sn_record_path(path, 8, "/abc/%n", "node1"), -1);
+	assert_false(sn_record_path_valid("/x%"));
+
+	make_tmpdir();
+	snprintf(path, sizeof(path), "%s/%%n.jsonl", tmpdir);
+	assert_int_equal(sn_record_append(path, "n1", "a\n", 2, &err), 0);
+	assert_int_equal(sn_record_append(path, "n1", "b\n", 2, &err), 0);
+	snprintf(target, sizeof(target), "%s/n1.jsonl", tmpdir);
+	fd = open(target, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, data, sizeof(data));
+	close(fd);
+	assert_int_equal(n, 4);
+	assert_memory_equal(data, "a\nb\n", 4);
+	/* logrotate renames the file: the next record starts a new one
+	 * (mode 0640), the rotated file keeps what it had. */
+	{
+		char rotated[160];
+		struct stat sb;
+
+		snprintf(rotated, sizeof(rotated), "%s.1", target);
+		assert_int_equal(rename(target, rotated), 0);
+		assert_int_equal(sn_record_append(path, "n1", "c\n", 2, &err),
+				 0);
+		assert_int_equal(stat(target, &sb), 0);
+		assert_int_equal(sb.st_size, 2);
+		assert_int_equal(sb.st_mode & 0777, 0640 & ~current_umask());
+		assert_int_equal(stat(rotated, &sb), 0);
+		assert_int_equal(sb.st_size, 4);
+	}
+	/* A planted symlink is not followed. */
+	snprintf(target, sizeof(target), "%s/n2.jsonl", tmpdir);
+	assert_int_equal(symlink("/dev/null", target), 0);
+	assert_int_equal(sn_record_append(path, "n2", "c\n", 2, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot open record_file"));
+	snprintf(path, sizeof(path), "%s/missing/x.jsonl", tmpdir);
+	assert_int_equal(sn_record_append(path, "n1", "c\n", 2, &err), -1);
+	assert_non_null(strstr(err.msg, "No such file"));
+	assert_int_equal(sn_record_append("/dev/full", "n1", "c\n", 2, &err),
+			 -1);
+	assert_non_null(strstr(err.msg, "No space left"));
+	remove_tmpdir();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_result_optional_keys),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_reader_rejects),
+		cmocka_unit_test(test_prom_render),
+		cmocka_unit_test(test_prom_state),
+		cmocka_unit_test(test_prom_concurrent),
+		cmocka_unit_test(test_paths_and_append),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

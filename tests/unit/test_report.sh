@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# spank-nccl-report on a crafted fleet: groups of identical nodes, the
+# outlier threshold both ways, min-peers, trend, last failure, skipped
+# lines, the three output forms and the exit codes.
+set -u
+report=${SN_REPORT:-src/report/spank-nccl-report}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/sn-test-report.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+fail=0
+bad() {
+	echo "FAIL: $*" >&2
+	fail=1
+}
+[ -x "$report" ] || { echo "test_report: $report not built" >&2; exit 1; }
+
+# rec TS NODE VERDICT CLASS COUNT MODEL BUSBW TOTAL_MS [MESSAGE]
+rec() {
+	printf '{"record":"spank-nccl-warmup","version":1,"ts":%s,"node":"%s","verdict":"%s","class":"%s","gpu_count":%s,"gpu_model":"%s","busbw_gbps":%s,"timings_ms":{"total":%s},"message":"%s"}\n' \
+		"$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "${9:-}"
+}
+f=$dir/records.jsonl
+{
+	# a1-a4: 8xH100; a4 25 % slow; a3 50 % slower to warm up.
+	for n in a1 a2 a3 a4; do
+		bw=400; ms=2000
+		[ $n = a4 ] && bw=300
+		[ $n = a3 ] && ms=3000
+		for t in 1 2 3 4; do
+			rec "$t" $n pass ok 8 "NVIDIA H100" $bw $ms
+		done
+	done
+	# a2 drifts down: 400 x4, then 300 x2: the newer half's median (300)
+	# against the older half's (400) is -25 %; the median stays 400.
+	rec 5 a2 pass ok 8 "NVIDIA H100" 300 2000
+	rec 6 a2 pass ok 8 "NVIDIA H100" 300 2000
+	rec 7 a1 fail nccl_error 8 "NVIDIA H100" null 100 "NCCL init failed"
+	# b1, b2: two 4xA100 nodes, b2 very slow: too few peers to judge.
+	rec 1 b1 pass ok 4 "NVIDIA A100" 200 1000
+	rec 1 b2 pass ok 4 "NVIDIA A100" 10 1000
+	echo 'not json'
+	echo '{"record":"spank-nccl-warmup","version":2}'
+} >"$f"
+
+out=$("$report" "$f" 2>"$dir/err") || bad "table: exit $?"
+echo "$out"
+echo "$out" | grep -Eq '^a4 +8xNVIDIA H100 .* OUTLIER:busbw ' || bad "a4 not flagged"
+echo "$out" | grep -Eq '^a3 .* OUTLIER:time ' || bad "a3 warmup time not flagged"
+echo "$out" | grep -Eq '^a1 .* nccl_error: NCCL init failed$' || bad "a1 last failure"
+echo "$out" | grep -Eq '^a2 .* 400\.0 +-25\.0% ' || bad "a2 trend"
+echo "$out" | grep -Eq '^b2 .* - +-$' || bad "b2 judged with one peer"
+[ "$(echo "$out" | grep -c OUTLIER)" -eq 2 ] || bad "outlier count"
+echo "$out" | tail -n1 | grep -q '^6 nodes, 21 records, 2 outliers .*, 2 lines skipped$' ||
+	bad "summary line"
+grep -q "^spank-nccl: report: $f:23: skipped: " "$dir/err" || bad "skip message"
+grep -q "record version 2" "$dir/err" || bad "version message"
+
+"$report" --threshold=30 "$f" 2>/dev/null | grep -q 'OUTLIER:busbw' &&
+	bad "a4 flagged at 30 %"
+"$report" --min-peers=2 "$f" 2>/dev/null | grep -Eq '^b2 .*OUTLIER:busbw' ||
+	bad "b2 not flagged with --min-peers=2"
+
+json=$("$report" --json "$f" 2>/dev/null) || bad "json: exit $?"
+case $json in
+'{"version":1,"threshold_pct":20,"min_peers":3,"records":21,"skipped":2,"outliers":2,"nodes":[{"node":"a1",'*) ;;
+*) bad "json head: $json" ;;
+esac
+[ "$(echo "$json" | grep -o '"outlier":true' | wc -l)" -eq 2 ] || bad "json outliers"
+
+svg=$("$report" --svg "$f" 2>/dev/null) || bad "svg: exit $?"
+echo "$svg" | head -n1 | grep -q '^<?xml' || bad "svg head"
+echo "$svg" | grep -q '^<g class="node outlier"><title>a4 (8xNVIDIA H100): outlier</title>' ||
+	bad "svg outlier a4"
+echo "$svg" | tail -n1 | grep -q '</svg>$' || bad "svg end"
+
+: >"$dir/empty"
+"$report" "$dir/empty" >/dev/null 2>&1
+[ $? -eq 1 ] || bad "empty input: exit not 1"
+"$report" --threshold=0 "$f" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--threshold=0: exit not 2"
+"$report" --json --svg "$f" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--json --svg: exit not 2"
+"$report" "$dir/missing" >/dev/null 2>&1
+[ $? -eq 1 ] || bad "missing file: exit not 1"
+exit $fail
