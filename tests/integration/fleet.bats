@@ -190,6 +190,31 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 		sn_fail "message: $lines"
 }
 
+@test "fleet: a reused pass is recorded as reused, without touching the metrics" {
+	local script lines prom before
+	sn_fake_env ok
+	prom="$(fleet_dir)/prom/n1/spank_nccl.prom"
+	before=$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom" 2>/dev/null)
+	script=$(sn_batch_script fleet-reuse.sh <<'S'
+#!/bin/bash
+#SBATCH --nccl-warmup
+#SBATCH --gres=gpu:2
+srun true && echo srun-ok
+S
+)
+	sn_sbatch_run -w n1 "$script" || sn_fail "sbatch failed"
+	[ "$SN_JOB_EXIT" = "0:0" ] || sn_fail "job exit $SN_JOB_EXIT: $SN_JOB_OUT"
+	lines=$(job_records "$SN_JOB_ID")
+	[ "$(wc -l <<<"$lines")" -eq 2 ] || sn_fail "records: $lines"
+	# The batch step warmed up; the srun reused its pass.
+	[ "$(field reused <<<"$lines" | paste -sd' ')" = "False True" ] ||
+		sn_fail "reused flags: $lines"
+	[ "$(field verdict <<<"$lines" | sort -u)" = pass ] || sn_fail "$lines"
+	# The metrics count the one real warmup, not the reuse.
+	[ "$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom")" -eq $((${before:-0} + 1)) ] ||
+		sn_fail "passes_total (was ${before:-0}): $(cat "$prom")"
+}
+
 @test "fleet: node_exporter serves n3's metrics; promtool accepts the scrape" {
 	local text busbw
 	failing_warmup_on n3 || return 1
