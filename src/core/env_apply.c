@@ -9,6 +9,8 @@
 
 /* Longest user value we read back (spank_getenv needs a buffer). */
 #define APPLY_VALUE_MAX 32768
+/* Longest inherited SPANK_NCCL_APPLIED record read back. */
+#define APPLIED_TEXT_MAX (256 * 1024)
 
 /* What one variable becomes; one entry per variable the plan touches. */
 struct change {
@@ -282,6 +284,77 @@ out:
 	free(a.notices);
 	free_changes(&a);
 	free(a.buf);
+	return rc;
+}
+
+/*
+ * Undo what an earlier step's profiles left in the inherited environment
+ * (see applied.h), so this step's own request starts from the user's.
+ */
+static int revert_inherited(struct sn_env *env, struct sn_apply_report *report,
+			    struct sn_error *err)
+{
+	struct sn_applied inherited;
+	char *text = malloc(APPLIED_TEXT_MAX);
+	int found, rc = 0;
+
+	if (!text)
+		return -1;
+	found = env->get(env->ctx, SN_ENV_APPLIED, text, APPLIED_TEXT_MAX);
+	if (found == 1) {
+		if (sn_applied_decode(text, &inherited,
+				      &report->inherited_error) == 0) {
+			rc = sn_applied_revert(&inherited, env) < 0 ? -1 : 0;
+			sn_applied_free(&inherited);
+		} else {
+			report->inherited_ignored = true;
+		}
+	}
+	if (found != 0 && env->unset(env->ctx, SN_ENV_APPLIED) < 0)
+		rc = -1;
+	free(text);
+	if (rc < 0)
+		sn_error_set(err, "cannot restore the variables an earlier step's profiles changed");
+	return rc;
+}
+
+/* Leaves a record of this step's changes for the steps it starts. */
+static int record_changes(const struct sn_applied *written, struct sn_env *env)
+{
+	char *text;
+	int rc;
+
+	if (!written->n)
+		return 0;
+	text = sn_applied_encode(written);
+	if (!text)
+		return -1;
+	rc = env->set(env->ctx, SN_ENV_APPLIED, text);
+	free(text);
+	return rc;
+}
+
+int sn_step_env_apply(const struct sn_plan *plan, struct sn_env *env,
+		      struct sn_apply_report *report, struct sn_error *err)
+{
+	struct sn_apply_report inherited = { 0 };
+	struct sn_error apply_err;
+	int rc = 0;
+
+	memset(report, 0, sizeof(*report));
+	if (revert_inherited(env, &inherited, err) < 0) {
+		rc = -1;
+	} else if (plan && sn_plan_apply(plan, env, report, &apply_err) < 0) {
+		sn_error_set(err, "profiles %s not applied: %s", plan->names,
+			     apply_err.msg);
+		rc = -1;
+	} else if (plan && (report->written_lost ||
+			    record_changes(&report->written, env) < 0)) {
+		report->record_lost = true;
+	}
+	/* sn_plan_apply() starts a fresh report: what the revert saw, now. */
+	report->inherited_ignored = inherited.inherited_ignored;
+	report->inherited_error = inherited.inherited_error;
 	return rc;
 }
 

@@ -66,5 +66,14 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err);
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);
 bool sn_plan_needed(const struct sn_plugin *p);
+/*
+ * plan.c: evaluates the rules on ENV and reports the matches; -1 if an
+ * error rule matched.  SOURCE (submit time: the option or variable) set:
+ * only error rules, with the file and line.  SOURCE NULL (slurmstepd):
+ * every match logged; FIRST_NODE prints warnings and refusals.
+ */
+struct sn_env;
+int sn_rules_report(struct sn_plugin *p, struct sn_env *env,
+		    const char *source, bool first_node);
 
 #endif
