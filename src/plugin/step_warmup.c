@@ -11,7 +11,7 @@
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
-#include "warmup_codes.h"
+#include "helper_protocol.h"
 #include "warmup_result.h"
 
 /* Our deadline is the helper's own plus this, so its timeout wins. */

@@ -14,8 +14,9 @@
 #include <stddef.h>
 
 #include "busid.h"
+#include "json_write.h"
 #include "clock.h"
-#include "warmup_codes.h"
+#include "helper_protocol.h"
 #include "warmup_result.h"
 
 #define WU_MAX_GPUS SN_RESULT_MAX_GPUS

@@ -31,6 +31,14 @@ if echo "$exports" | grep -qE '^slurm_spank_job_(prolog|epilog)$'; then
 	echo "FAIL: the main plugin must not define job_prolog/job_epilog" >&2
 	fail=1
 fi
+# What only nccl-warmup uses (src/core/libcore_helper.la: bus IDs, UUIDs,
+# JSON writing) must not be carried by the plugin (the plugin only reads).
+helper_only=$(nm "$so" | awk '{print $NF}' |
+	grep -E '^(sn_busid_|sn_uuid_|sn_json_escape)' || true)
+if [ -n "$helper_only" ]; then
+	echo "FAIL: helper-only code linked into spank_nccl.so: $helper_only" >&2
+	fail=1
+fi
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "needed: $(echo "$needed" | tr '\n' ' ')"
 allowed='libc\.so\.6|ld-linux.*'
