@@ -102,7 +102,8 @@ for ((i = 0; i < runs; i++)); do
 	timed "srun --nccl-warmup=check true (s)" srun_true --nccl-warmup=check
 done
 for ((i = 0; i < runs; i++)); do
-	timed "nccl-warmup wall (s)" helper_json && helper_sample "nccl-warmup"
+	timed "nccl-warmup wall (s)" helper_json --teardown clean &&
+		helper_sample "nccl-warmup"
 done
 # What the plugin runs by default (warmup_teardown=exit).
 for ((i = 0; i < runs; i++)); do

@@ -24,7 +24,7 @@ static int run_nccl(struct wu_run *run)
 	code = wu_comm_init(run, &comm);
 	if (!code)
 		code = wu_comm_verify(run, &comm);
-	if (!code && run->opt.mode == WU_MODE_BANDWIDTH)
+	if (!code && run->opt.mode == SN_WARMUP_MODE_BANDWIDTH)
 		code = wu_bandwidth(run, &comm);
 	/*
 	 * --teardown exit: the verdict is in; process exit releases the
@@ -58,7 +58,7 @@ static int run_all(struct wu_run *run)
 	if (code)
 		return code;
 	code = wu_gpus_check_duplicates(run);
-	if (code || run->opt.mode == WU_MODE_CHECK)
+	if (code || run->opt.mode == SN_WARMUP_MODE_CHECK)
 		return code;
 	/*
 	 * CUDA enumerates one MIG instance per process, so several MIG

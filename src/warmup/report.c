@@ -117,7 +117,7 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		add(&o, "no GPUs");
 	if (s->nccl_version[0])
 		add(&o, ", NCCL %s", s->nccl_version);
-	add(&o, ", %s mode", wu_mode_name(s->opt.mode));
+	add(&o, ", %s mode", sn_warmup_mode_name(s->opt.mode));
 	if (s->note[0])
 		add(&o, ", %s", s->note);
 	if (s->busbw_measured) {
@@ -144,7 +144,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add(o, "{\"version\":1,\"node\":");
 	add_json_string(o, s->opt.node);
 	add(o, ",\"mode\":\"%s\",\"status\":\"%s\",\"exit_code\":%d,\"message\":",
-	    wu_mode_name(s->opt.mode), sn_warmup_exit_status(code), code);
+	    sn_warmup_mode_name(s->opt.mode), sn_warmup_exit_status(code), code);
 	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
 	add(o, ",\"note\":");
 	add_json_string(o, s->note);
