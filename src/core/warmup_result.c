@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strutil.h"
 #include "warmup_result.h"
 
 /* Deep enough for the schema (3 levels) plus room for future fields. */
@@ -79,17 +80,11 @@ static int hex4(struct reader *r, unsigned int *out)
 	if (r->len - r->pos < 4)
 		return fail(r, "truncated \\u escape");
 	for (int i = 0; i < 4; i++) {
-		char c = r->text[r->pos++];
+		int digit = sn_hex_digit(r->text[r->pos++], true);
 
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned int)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned int)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned int)(c - 'A' + 10);
-		else
+		if (digit < 0)
 			return fail(r, "bad hex digit in \\u escape");
+		v = v << 4 | (unsigned int)digit;
 	}
 	*out = v;
 	return 0;

@@ -11,6 +11,7 @@
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
+#include "strutil.h"
 #include "helper_protocol.h"
 #include "warmup_result.h"
 
@@ -37,18 +38,6 @@ static void node_name(char *buf, size_t len)
 	if (gethostname(buf, len) < 0)
 		snprintf(buf, len, "(unknown node)");
 	buf[len - 1] = '\0';
-}
-
-/*
- * Control characters become '?' in what the user's side controls (the
- * helper's output, CUDA_VISIBLE_DEVICES): a newline would forge a line
- * in slurmd's log, an escape sequence would reach the admin's terminal.
- */
-static void plain_text(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
 }
 
 /* No GPU bound to the step on this node: nothing to check. */
@@ -199,9 +188,13 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	       (run->outcome.out[run->outcome.out_len - 1] == '\n' ||
 		run->outcome.out[run->outcome.out_len - 1] == '\r'))
 		run->outcome.out[--run->outcome.out_len] = '\0';
-	plain_text(run->gpus);
-	plain_text(run->outcome.out);
-	plain_text(run->result.summary);
+	/* In place: what the user's side controls (the helper's output,
+	 * CUDA_VISIBLE_DEVICES) must not forge lines in slurmd's log. */
+	sn_str_printable(run->gpus, sizeof(run->gpus), run->gpus);
+	sn_str_printable(run->outcome.out, sizeof(run->outcome.out),
+			 run->outcome.out);
+	sn_str_printable(run->result.summary, sizeof(run->result.summary),
+			 run->result.summary);
 	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
@@ -220,7 +213,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto out;
 	}
 	describe_failure(p, run, message, sizeof(message));
-	plain_text(message);
+	sn_str_printable(message, sizeof(message), message);
 	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
 		sn_log_error("%s (warmup_policy=warn: the step runs anyway)",
 			     message);
