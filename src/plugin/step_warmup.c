@@ -19,7 +19,8 @@
 #define SN_HELPER_SLACK_MS 300
 #define SN_HELPER_KILL_GRACE_MS 300
 
-struct warmup_run {
+/* One node's warmup in slurmstepd (the helper's own state is its struct wu_run). */
+struct step_warmup {
 	char node[256];
 	char gpus[512];		/* CUDA_VISIBLE_DEVICES of the step */
 	enum sn_warmup_mode mode;
@@ -48,7 +49,7 @@ static bool step_has_gpus(const char *cuda_visible_devices)
 }
 
 static int run_helper(struct sn_plugin *p, spank_t sp,
-		      const struct sn_job_ids *ids, struct warmup_run *run)
+		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
@@ -113,7 +114,7 @@ static void stderr_tail(const struct sn_helper_outcome *o, char *buf,
 }
 
 static void describe_failure(const struct sn_plugin *p,
-			     const struct warmup_run *run, char *buf,
+			     const struct step_warmup *run, char *buf,
 			     size_t len)
 {
 	const struct sn_helper_outcome *o = &run->outcome;
@@ -155,7 +156,7 @@ static void describe_failure(const struct sn_plugin *p,
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids)
 {
-	struct warmup_run *run;
+	struct step_warmup *run;
 	struct sn_error err;
 	char message[2048];
 	bool ok;
