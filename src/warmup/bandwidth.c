@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "bandwidth.h"
-#include "errors.h"
+#include "failed_call.h"
 
 #define WU_TIMED_ITERS 5
 

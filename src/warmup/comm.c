@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "comm.h"
-#include "errors.h"
+#include "failed_call.h"
 
 static void poll_pause(void)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "failed_call.h"
 #include "warmup.h"
 
 /*

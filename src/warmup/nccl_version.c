@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 
-#include "errors.h"
+#include "failed_call.h"
 
 /* ncclGetVersion only reads a constant: it initialises nothing. */
 void wu_nccl_version(struct wu_run *run)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "errors.h"
+#include "failed_call.h"
 
 int wu_cuda_fail(struct wu_run *run, cudaError_t rc, const char *call)
 {
