@@ -169,7 +169,7 @@ static int read_escape(struct sn_json_reader *r, char out[4], size_t *n)
 
 /* Reads a string into DST (CAP bytes; NULL skips it). */
 int sn_json_string(struct sn_json_reader *r, char *dst, size_t cap,
-		       const char *field)
+		   const char *field)
 {
 	size_t o = 0;
 
@@ -258,7 +258,7 @@ int sn_json_number(struct sn_json_reader *r, double *out)
 }
 
 int sn_json_int(struct sn_json_reader *r, long min, long max, long *out,
-		    const char *field)
+		const char *field)
 {
 	double v;
 
@@ -287,7 +287,7 @@ int sn_json_number_or_null(struct sn_json_reader *r, double *out)
 
 /* A string, or null (read as ""). */
 int sn_json_string_or_null(struct sn_json_reader *r, char *dst, size_t cap,
-			       const char *field)
+			   const char *field)
 {
 	if (sn_json_peek(r) == 'n') {
 		dst[0] = '\0';
@@ -345,8 +345,7 @@ int sn_json_skip(struct sn_json_reader *r, int depth)
 }
 
 int sn_json_object(struct sn_json_reader *r, int depth,
-		   sn_json_member_fn member,
-		       void *ctx)
+		   sn_json_member_fn member, void *ctx)
 {
 	char key[64];
 

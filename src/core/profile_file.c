@@ -82,7 +82,7 @@ static int section_header(struct sn_pf_parser *p, char *line)
 					    name, set->profiles[i].line);
 		}
 		profiles = sn_pf_grow(set->profiles, set->n_profiles,
-				sizeof(*profiles));
+				      sizeof(*profiles));
 		if (!profiles)
 			return sn_pf_oom(p);
 		set->profiles = profiles;

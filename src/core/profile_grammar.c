@@ -69,8 +69,8 @@ static int add_op(struct sn_pf_parser *p, enum sn_op_kind kind, bool force,
 }
 
 /* "VAR=VALUE" of set/default; REST is modified. */
-static int parse_assignment(struct sn_pf_parser *p, enum sn_op_kind kind, bool force,
-			    const char *verb, char *rest)
+static int parse_assignment(struct sn_pf_parser *p, enum sn_op_kind kind,
+			    bool force, const char *verb, char *rest)
 {
 	char *eq = strchr(rest, '=');
 	char *value;
@@ -117,8 +117,8 @@ static int parse_unset(struct sn_pf_parser *p, bool force, char *rest)
 	return add_op(p, SN_OP_UNSET, force, rest, NULL);
 }
 
-static int parse_op(struct sn_pf_parser *p, const char *word, size_t n, bool force,
-		    char *rest)
+static int parse_op(struct sn_pf_parser *p, const char *word, size_t n,
+		    bool force, char *rest)
 {
 	const char *verb = force ? "force set" : "set";
 

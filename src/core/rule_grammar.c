@@ -13,8 +13,8 @@
 #define WHEN_SYNTAX "\"when VAR[,VAR...] = V1[|V2...]\", \"!= V1[|V2...]\", \"has KEY:VALUE\", \"set\" or \"unset\""
 
 /* Splits S at SEP into a new array of trimmed, non-empty strings. */
-static int split_list(struct sn_pf_parser *p, char *s, char sep, const char *what,
-		      char ***out, size_t *n_out)
+static int split_list(struct sn_pf_parser *p, char *s, char sep,
+		      const char *what, char ***out, size_t *n_out)
 {
 	char **items = NULL;
 	size_t n = 0;

@@ -34,8 +34,8 @@ struct top_ctx {
 	unsigned int seen;
 };
 
-static int once(struct sn_json_reader *r, unsigned int *seen, unsigned int bit,
-		const char *key)
+static int once(struct sn_json_reader *r, unsigned int *seen,
+		unsigned int bit, const char *key)
 {
 	if (*seen & bit) {
 		sn_error_set(r->err, "nccl-warmup result: duplicate key \"%s\"",
@@ -68,13 +68,13 @@ static int gpu_member(struct sn_json_reader *r, const char *key,
 	if (strcmp(key, "busid") == 0)
 		return once(r, &g->seen, SEEN_BUSID, key) ||
 		       sn_json_string(r, g->out->gpus[g->i].busid,
-				   sizeof(g->out->gpus[g->i].busid),
-				   "gpus[].busid");
+				      sizeof(g->out->gpus[g->i].busid),
+				      "gpus[].busid");
 	if (strcmp(key, "uuid") == 0)
 		return once(r, &g->seen, SEEN_UUID, key) ||
 		       sn_json_string(r, g->out->gpus[g->i].uuid,
-				   sizeof(g->out->gpus[g->i].uuid),
-				   "gpus[].uuid");
+				      sizeof(g->out->gpus[g->i].uuid),
+				      "gpus[].uuid");
 	return sn_json_skip(r, depth + 1);
 }
 
@@ -168,7 +168,7 @@ static int top_member(struct sn_json_reader *r, const char *key,
 	if (strcmp(key, "nccl_version") == 0)
 		return once(r, &t->seen, SEEN_NCCL, key) ||
 		       sn_json_string_or_null(r, out->nccl_version,
-					   sizeof(out->nccl_version), key);
+					      sizeof(out->nccl_version), key);
 	if (strcmp(key, "gpus") == 0)
 		return once(r, &t->seen, SEEN_GPUS, key) ||
 		       read_gpus(r, out, depth + 1);

@@ -19,7 +19,7 @@
 #define SN_HELPER_SLACK_MS 300
 #define SN_HELPER_KILL_GRACE_MS 300
 
-/* One node's warmup in slurmstepd (the helper's own state is its struct wu_run). */
+/* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
 struct step_warmup {
 	char node[256];
 	char gpus[512];		/* CUDA_VISIBLE_DEVICES of the step */
