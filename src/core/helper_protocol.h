@@ -48,6 +48,18 @@ const char *sn_warmup_exit_status(int exit_code);
 const char *sn_warmup_exit_hint(int exit_code);
 
 /*
+ * nccl-warmup's long options that spank_nccl.so passes (step_warmup.c
+ * writes "--" NAME, warmup/cli.c's getopt_long table reads NAME).
+ */
+#define SN_HELPER_OPT_MODE "mode"
+#define SN_HELPER_OPT_TIMEOUT "timeout"
+#define SN_HELPER_OPT_NODE "node"
+#define SN_HELPER_OPT_JSON "json"
+#define SN_HELPER_OPT_TEARDOWN "teardown"
+#define SN_HELPER_OPT_BYTES "bytes"
+#define SN_HELPER_OPT_MIN_BUSBW "min-busbw"
+
+/*
  * Argument limits and defaults.  The timeout cap is the plugin's: srun
  * abandons a step launch after 600 s (MessageTimeout-independent), so a
  * longer warmup in user_init would only be cut off by srun.

@@ -70,19 +70,19 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
 	snprintf(floor, sizeof(floor), "%g", cfg->warmup_min_busbw_gbps);
 	argv[argc++] = (char *)cfg->warmup_helper;
-	argv[argc++] = "--mode";
+	argv[argc++] = "--" SN_HELPER_OPT_MODE;
 	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
-	argv[argc++] = "--timeout";
+	argv[argc++] = "--" SN_HELPER_OPT_TIMEOUT;
 	argv[argc++] = timeout;
-	argv[argc++] = "--node";
+	argv[argc++] = "--" SN_HELPER_OPT_NODE;
 	argv[argc++] = run->node;
-	argv[argc++] = "--json";
-	argv[argc++] = "--teardown";
-	argv[argc++] = cfg->warmup_teardown_exit ? "exit" : "clean";
+	argv[argc++] = "--" SN_HELPER_OPT_JSON;
+	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
+	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
 	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
-		argv[argc++] = "--bytes";
+		argv[argc++] = "--" SN_HELPER_OPT_BYTES;
 		argv[argc++] = bytes;
-		argv[argc++] = "--min-busbw";
+		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
 		argv[argc++] = floor;
 	}
 	argv[argc] = NULL;
