@@ -138,7 +138,8 @@ for ((i = 0; i < runs; i++)); do
 	timed "srun --nccl-warmup=check true (s)" srun_true --nccl-warmup=check
 done
 for ((i = 0; i < runs; i++)); do
-	timed "nccl-warmup wall (s)" helper_json && helper_sample "nccl-warmup"
+	timed "nccl-warmup wall (s)" helper_json --teardown clean &&
+		helper_sample "nccl-warmup"
 	[ -z "$before" ] ||
 		{ timed "BEFORE nccl-warmup wall (s)" before_json &&
 		  helper_sample "BEFORE nccl-warmup"; }

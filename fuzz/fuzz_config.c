@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "helper_protocol.h"
 #include "fuzz_util.h"
 #include "options.h"
 
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(memcmp(&cfg, &defaults, sizeof(cfg)) == 0);
 	} else {
 		FUZZ_CHECK(cfg.warmup_timeout_s >= 1 &&
-			   cfg.warmup_timeout_s <= SN_MAX_WARMUP_TIMEOUT_S);
+			   cfg.warmup_timeout_s <= SN_WARMUP_TIMEOUT_MAX_S);
 		FUZZ_CHECK(cfg.profiles_path[0] == '/');
 		FUZZ_CHECK(cfg.warmup_helper[0] == '/');
 		FUZZ_CHECK(memchr(cfg.profiles_path, '\0', PATH_MAX));

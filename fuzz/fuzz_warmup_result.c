@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "fuzz_util.h"
+#include "json_write.h"
 #include "warmup_result.h"
 
 #define TERMINATED(field) FUZZ_CHECK(memchr((field), '\0', sizeof(field)))

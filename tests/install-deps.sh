@@ -22,6 +22,8 @@ packages=(
 	xz-utils
 	# fuzzing with libFuzzer (fuzz/run.sh, tests/ci.d/40-fuzz.sh)
 	clang libclang-rt-14-dev
+	# line coverage of make check (tests/ci.d/60-coverage.sh)
+	gcovr
 	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint the RPM spec
 	dpkg-dev debhelper rpm rpmlint
 	# fleet view (tests/integration/fleet.bats): node_exporter serves the

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "applied.h"
+#include "strutil.h"
 #include "profile_file.h"
 
 static char *dup_or_null(const char *s)
@@ -98,15 +99,6 @@ char *sn_applied_encode(const struct sn_applied *a)
 	return text;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Decodes [start, end) into a new string; "-" gives *out = NULL. */
 static int get_hex(const char *start, const char *end, char **out)
 {
@@ -122,7 +114,9 @@ static int get_hex(const char *start, const char *end, char **out)
 	if (!value)
 		return -1;
 	for (i = 0; i < n / 2; i++) {
-		int hi = hex_digit(start[2 * i]), lo = hex_digit(start[2 * i + 1]);
+		/* Lower case only: the encoding is canonical (applied.h). */
+		int hi = sn_hex_digit(start[2 * i], false);
+		int lo = sn_hex_digit(start[2 * i + 1], false);
 
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
 			free(value);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "busid.h"
+#include "strutil.h"
 
 /*
  * Reads exactly MIN..MAX hex digits from *P, advancing it.  Returns -1 if
@@ -15,13 +15,12 @@ static int read_hex(const char **p, size_t min, size_t max, unsigned int *out)
 	unsigned long value = 0;
 	size_t n = 0;
 
-	while (isxdigit((unsigned char)(*p)[n])) {
+	int digit;
+
+	while ((digit = sn_hex_digit((*p)[n], true)) >= 0) {
 		if (n == max)
 			return -1;
-		value = value * 16 +
-			(unsigned long)(isdigit((unsigned char)(*p)[n]) ?
-				(*p)[n] - '0' :
-				tolower((unsigned char)(*p)[n]) - 'a' + 10);
+		value = value * 16 + (unsigned long)digit;
 		n++;
 	}
 	if (n < min)

@@ -7,14 +7,13 @@
 
 #include "config.h"
 #include "record.h"
+#include "helper_protocol.h"
 #include "strutil.h"
 
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
 	"warmup_nccl, record_file, record_syslog, prom_dir"
-#define MIN_WARMUP_BYTES (1UL << 10)
-#define MAX_WARMUP_BYTES (16UL << 30)
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -43,12 +42,12 @@ void sn_config_defaults(struct sn_config *cfg)
 		   sizeof(cfg->profiles_path));
 	sn_strlcpy(cfg->warmup_helper, SN_DEFAULT_WARMUP_HELPER,
 		   sizeof(cfg->warmup_helper));
-	cfg->warmup_timeout_s = SN_DEFAULT_WARMUP_TIMEOUT_S;
+	cfg->warmup_timeout_s = SN_WARMUP_TIMEOUT_DEFAULT_S;
 	cfg->warmup_mode = SN_WARMUP_MODE_COMM;
 	cfg->warmup_policy = SN_POLICY_FAIL;
 	cfg->warmup_min_busbw_gbps = 0.0;
-	cfg->warmup_bytes = SN_DEFAULT_WARMUP_BYTES;
-	cfg->warmup_teardown_exit = true;
+	cfg->warmup_bytes = SN_WARMUP_BYTES_DEFAULT;
+	cfg->warmup_teardown_exit = SN_WARMUP_TEARDOWN_EXIT_DEFAULT;
 	cfg->warmup_reuse = true;
 	sn_strlcpy(cfg->warmup_reuse_dir, SN_DEFAULT_WARMUP_REUSE_DIR,
 		   sizeof(cfg->warmup_reuse_dir));
@@ -107,33 +106,14 @@ static int parse_default_profiles(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-/* Digits only: strtoul() would also take signs, spaces and hex. */
-static bool all_digits(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0)
-		return false;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	}
-	return true;
-}
-
 static int parse_timeout(struct sn_config *cfg, const char *value,
 			 const char *arg, struct sn_error *err)
 {
-	unsigned long v;
-
-	errno = 0;
-	v = all_digits(value, strlen(value)) ? strtoul(value, NULL, 10) : 0;
-	if (errno || v < 1 || v > SN_MAX_WARMUP_TIMEOUT_S) {
+	if (sn_parse_timeout_s(value, &cfg->warmup_timeout_s) < 0) {
 		ARG_ERROR(err, arg, "expected whole seconds between 1 and %d",
-			  SN_MAX_WARMUP_TIMEOUT_S);
+			  SN_WARMUP_TIMEOUT_MAX_S);
 		return -1;
 	}
-	cfg->warmup_timeout_s = (unsigned int)v;
 	return 0;
 }
 
@@ -167,48 +147,20 @@ static int parse_policy(struct sn_config *cfg, const char *value,
 static int parse_busbw(struct sn_config *cfg, const char *value,
 		       const char *arg, struct sn_error *err)
 {
-	const char *p;
-	int dots = 0, digits = 0;
-	double v;
-
-	/* Plain decimal only: strtod() also takes "inf", "nan" and hex. */
-	for (p = value; *p; p++) {
-		if (*p == '.')
-			dots++;
-		else if (*p >= '0' && *p <= '9')
-			digits++;
-		else
-			break;
-	}
-	v = (*p || dots > 1 || digits == 0) ? -1.0 : strtod(value, NULL);
-	if (!(v >= 0.0 && v <= MAX_MIN_BUSBW_GBPS)) {
+	if (sn_parse_busbw(value, &cfg->warmup_min_busbw_gbps) < 0) {
 		ARG_ERROR(err, arg, "expected a bus bandwidth in GB/s between 0 and %.0f, e.g. 100 or 37.5 (0: no floor)",
-			  MAX_MIN_BUSBW_GBPS);
+			  SN_WARMUP_BUSBW_MAX);
 		return -1;
 	}
-	cfg->warmup_min_busbw_gbps = v;
 	return 0;
 }
 
 static int parse_bytes(struct sn_config *cfg, const char *value,
 		       const char *arg, struct sn_error *err)
 {
-	size_t n = strlen(value);
-	unsigned long long v = 0;
-	unsigned int shift = 0;
+	unsigned long long v;
 
-	if (n > 0) {
-		switch (value[n - 1]) {
-		case 'K': case 'k': shift = 10; n--; break;
-		case 'M': case 'm': shift = 20; n--; break;
-		case 'G': case 'g': shift = 30; n--; break;
-		}
-	}
-	/* 12 digits cannot overflow 64 bits even shifted by 30. */
-	if (all_digits(value, n) && n <= 12) {
-		v = strtoull(value, NULL, 10) << shift;
-	}
-	if (v < MIN_WARMUP_BYTES || v > MAX_WARMUP_BYTES) {
+	if (sn_parse_bytes(value, &v) < 0) {
 		ARG_ERROR(err, arg, "expected a size from 1K to 16G: a whole number with an optional K, M or G suffix, e.g. 64M");
 		return -1;
 	}
@@ -219,11 +171,7 @@ static int parse_bytes(struct sn_config *cfg, const char *value,
 static int parse_teardown(struct sn_config *cfg, const char *value,
 			  const char *arg, struct sn_error *err)
 {
-	if (sn_streq_nocase(value, "exit")) {
-		cfg->warmup_teardown_exit = true;
-	} else if (sn_streq_nocase(value, "clean")) {
-		cfg->warmup_teardown_exit = false;
-	} else {
+	if (sn_parse_teardown(value, &cfg->warmup_teardown_exit) < 0) {
 		ARG_ERROR(err, arg, "expected exit (let process exit release the GPUs) or clean (destroy and free first)");
 		return -1;
 	}

@@ -24,9 +24,6 @@
 
 #define SN_DEFAULT_PROFILES_PATH SYSCONFDIR "/nccl-profiles.conf"
 #define SN_DEFAULT_WARMUP_HELPER LIBEXECDIR "/nccl-warmup"
-#define SN_DEFAULT_WARMUP_TIMEOUT_S 60
-#define SN_MAX_WARMUP_TIMEOUT_S 540	/* srun gives up on launch after 600 s */
-#define SN_DEFAULT_WARMUP_BYTES (64UL << 20)
 /* tmpfs: records of passed warmups never survive a reboot (reuse.h). */
 #define SN_DEFAULT_WARMUP_REUSE_DIR "/run/spank-nccl"
 

@@ -4,11 +4,13 @@
 #include <string.h>
 
 #include "env_apply.h"
-#include "rules.h"
+#include "kvlist.h"
 #include "strutil.h"
 
 /* Longest user value we read back (spank_getenv needs a buffer). */
 #define APPLY_VALUE_MAX 32768
+/* Longest inherited SPANK_NCCL_APPLIED record read back. */
+#define APPLIED_TEXT_MAX (256 * 1024)
 
 /* What one variable becomes; one entry per variable the plan touches. */
 struct change {
@@ -102,109 +104,47 @@ static int replace_now(struct apply *a, struct change *c, const char *value)
 	return 0;
 }
 
-/* KEY:VALUE's key length. */
-static size_t key_len(const char *kv)
-{
-	return strcspn(kv, ":");
-}
-
-/* LIST with every item whose key is KV's key replaced by KV. */
-static char *kvlist_replace(const char *list, const char *kv)
-{
-	size_t klen = key_len(kv);
-	size_t cap = strlen(list) + 1, used = 0;
-	const char *item = list;
-	char *out;
-
-	/* Each replaced item grows by at most strlen(kv). */
-	for (const char *c = list; *c; c++)
-		cap += *c == ',' ? strlen(kv) : 0;
-	cap += strlen(kv);
-	out = malloc(cap);
-	if (!out)
-		return NULL;
-	while (item) {
-		const char *end = strchr(item, ',');
-		size_t n = end ? (size_t)(end - item) : strlen(item);
-		const char *k = item;
-		size_t kn = strcspn(item, ":,");
-
-		while (kn && (*k == ' ' || *k == '\t')) {
-			k++;
-			kn--;
-		}
-		while (kn && (k[kn - 1] == ' ' || k[kn - 1] == '\t'))
-			kn--;
-		if (used)
-			out[used++] = ',';
-		if (kn == klen && strncmp(k, kv, klen) == 0 &&
-		    memchr(item, ':', n)) {
-			memcpy(out + used, kv, strlen(kv));
-			used += strlen(kv);
-		} else {
-			memcpy(out + used, item, n);
-			used += n;
-		}
-		item = end ? end + 1 : NULL;
-	}
-	out[used] = '\0';
-	return out;
-}
-
 static int plan_merge(struct apply *a, const struct sn_env_op *op,
 		      struct change *c)
 {
-	char *key = strndup(op->value, key_len(op->value));
+	size_t klen = sn_kv_key_len(op->value);
+	const char *want = op->value + klen + 1;
 	char *found = NULL, *user = NULL, *next = NULL;
-	const char *want = op->value + key_len(op->value) + 1;
+	bool had;
 	int rc = -1;
 
-	if (!key || !(found = malloc(APPLY_VALUE_MAX))) {
+	if (!(found = malloc(APPLY_VALUE_MAX))) {
 		oom(a);
 		goto out;
 	}
 	/* An empty variable is an empty list. */
-	if (!c->now || !*c->now) {
-		rc = replace_now(a, c, op->value);
-		goto out;
-	}
-	if (!sn_kvlist_find(c->now, key, found, APPLY_VALUE_MAX)) {
-		size_t n = strlen(c->now);
-		bool comma = c->now[n - 1] != ',';
-
-		next = malloc(n + comma + strlen(op->value) + 1);
-		if (!next) {
-			oom(a);
-			goto out;
-		}
-		sprintf(next, "%s%s%s", c->now, comma ? "," : "", op->value);
-		rc = replace_now(a, c, next);
-		goto out;
-	}
-	if (strcmp(found, want) == 0) {
+	had = c->now && sn_kvlist_find_n(c->now, op->value, klen, found,
+					 APPLY_VALUE_MAX);
+	if (had && strcmp(found, want) == 0) {
 		rc = 0;
 		goto out;
 	}
-	user = malloc(strlen(key) + strlen(found) + 2);
-	if (!user) {
-		oom(a);
-		goto out;
+	if (had) {
+		user = malloc(klen + strlen(found) + 2);
+		if (!user) {
+			oom(a);
+			goto out;
+		}
+		sprintf(user, "%.*s:%s", (int)klen, op->value, found);
+		if (!op->force) {
+			rc = notice(a, SN_NOTICE_USER_KEPT, op, user, op->value);
+			goto out;
+		}
 	}
-	sprintf(user, "%s:%s", key, found);
-	if (!op->force) {
-		rc = notice(a, SN_NOTICE_USER_KEPT, op, user, op->value);
-		goto out;
-	}
-	next = kvlist_replace(c->now, op->value);
+	next = sn_kvlist_put(c->now ? c->now : "", op->value);
 	if (!next) {
 		oom(a);
 		goto out;
 	}
 	rc = replace_now(a, c, next);
-	if (rc == 0)
+	if (rc == 0 && had)
 		rc = notice(a, SN_NOTICE_USER_OVERRIDDEN, op, user, op->value);
 out:
-	free(key);
 	free(found);
 	free(user);
 	free(next);
@@ -347,6 +287,77 @@ out:
 	return rc;
 }
 
+/*
+ * Undo what an earlier step's profiles left in the inherited environment
+ * (see applied.h), so this step's own request starts from the user's.
+ */
+static int revert_inherited(struct sn_env *env, struct sn_apply_report *report,
+			    struct sn_error *err)
+{
+	struct sn_applied inherited;
+	char *text = malloc(APPLIED_TEXT_MAX);
+	int found, rc = 0;
+
+	if (!text)
+		return -1;
+	found = env->get(env->ctx, SN_ENV_APPLIED, text, APPLIED_TEXT_MAX);
+	if (found == 1) {
+		if (sn_applied_decode(text, &inherited,
+				      &report->inherited_error) == 0) {
+			rc = sn_applied_revert(&inherited, env) < 0 ? -1 : 0;
+			sn_applied_free(&inherited);
+		} else {
+			report->inherited_ignored = true;
+		}
+	}
+	if (found != 0 && env->unset(env->ctx, SN_ENV_APPLIED) < 0)
+		rc = -1;
+	free(text);
+	if (rc < 0)
+		sn_error_set(err, "cannot restore the variables an earlier step's profiles changed");
+	return rc;
+}
+
+/* Leaves a record of this step's changes for the steps it starts. */
+static int record_changes(const struct sn_applied *written, struct sn_env *env)
+{
+	char *text;
+	int rc;
+
+	if (!written->n)
+		return 0;
+	text = sn_applied_encode(written);
+	if (!text)
+		return -1;
+	rc = env->set(env->ctx, SN_ENV_APPLIED, text);
+	free(text);
+	return rc;
+}
+
+int sn_step_env_apply(const struct sn_plan *plan, struct sn_env *env,
+		      struct sn_apply_report *report, struct sn_error *err)
+{
+	struct sn_apply_report inherited = { 0 };
+	struct sn_error apply_err;
+	int rc = 0;
+
+	memset(report, 0, sizeof(*report));
+	if (revert_inherited(env, &inherited, err) < 0) {
+		rc = -1;
+	} else if (plan && sn_plan_apply(plan, env, report, &apply_err) < 0) {
+		sn_error_set(err, "profiles %s not applied: %s", plan->names,
+			     apply_err.msg);
+		rc = -1;
+	} else if (plan && (report->written_lost ||
+			    record_changes(&report->written, env) < 0)) {
+		report->record_lost = true;
+	}
+	/* sn_plan_apply() starts a fresh report: what the revert saw, now. */
+	report->inherited_ignored = inherited.inherited_ignored;
+	report->inherited_error = inherited.inherited_error;
+	return rc;
+}
+
 void sn_apply_report_free(struct sn_apply_report *report)
 {
 	if (!report)
@@ -358,7 +369,7 @@ void sn_apply_report_free(struct sn_apply_report *report)
 
 void sn_notice_format(const struct sn_notice *n, char *buf, size_t len)
 {
-	int klen = (int)strcspn(n->profile_value, ":");
+	int klen = (int)sn_kv_key_len(n->profile_value);
 
 	if (n->kind == SN_NOTICE_USER_KEPT) {
 		switch (n->op) {

@@ -44,10 +44,24 @@ struct sn_apply_report {
 	size_t n_notices;
 	struct sn_applied written;	/* each variable written: before, after */
 	bool written_lost;		/* too many, or out of memory */
+	/* sn_step_env_apply() only: */
+	bool record_lost;		/* SN_ENV_APPLIED not written */
+	bool inherited_ignored;		/* a malformed inherited record... */
+	struct sn_error inherited_error;	/* ...and why */
 };
 
 int sn_plan_apply(const struct sn_plan *plan, struct sn_env *env,
 		  struct sn_apply_report *report, struct sn_error *err);
+/*
+ * A step's environment in one call (slurmstepd, user_init): puts back what
+ * an earlier step's profiles left (the SN_ENV_APPLIED record, applied.h),
+ * applies PLAN (NULL: no profiles for this step), and leaves the record of
+ * this step's changes for the steps it starts.  Losing the record is not
+ * fatal (REPORT->record_lost); a malformed inherited one is ignored
+ * (REPORT->inherited_ignored).  On -1, ERR holds the whole message.
+ */
+int sn_step_env_apply(const struct sn_plan *plan, struct sn_env *env,
+		      struct sn_apply_report *report, struct sn_error *err);
 void sn_apply_report_free(struct sn_apply_report *report);
 /* One human sentence for a notice, without the "spank-nccl: " prefix. */
 void sn_notice_format(const struct sn_notice *n, char *buf, size_t len);

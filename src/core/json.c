@@ -152,7 +152,7 @@ static int container(struct parser *p, int self, char close, int depth)
 {
 	int last = -1;
 
-	if (depth >= SN_JSON_MAX_DEPTH)
+	if (depth >= SN_JSON_TREE_MAX_DEPTH)
 		return bad(p, "nested too deep");
 	p->pos++;
 	if (at(p) == close) {

@@ -17,7 +17,7 @@
 
 #define SN_JSON_MAX_VALUES 4096
 #define SN_JSON_MAX_TEXT 65536
-#define SN_JSON_MAX_DEPTH 8
+#define SN_JSON_TREE_MAX_DEPTH 8
 
 enum sn_json_type {
 	SN_JSON_NULL,

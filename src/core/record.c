@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "json_write.h"
 #include "textbuf.h"
-#include "warmup_codes.h"
+#include "helper_protocol.h"
 
 static const char *const class_names[SN_CLASS_COUNT] = {
 	[SN_CLASS_OK] = "ok",

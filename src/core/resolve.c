@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvlist.h"
 #include "resolve.h"
 #include "strutil.h"
 
@@ -17,11 +18,6 @@ struct builder {
 	size_t n;
 };
 
-static size_t key_len(const char *kv)
-{
-	return strcspn(kv, ":");
-}
-
 /* Two operations are about the same thing: same VAR, and same merge KEY. */
 static bool related(const struct sn_env_op *a, const struct sn_env_op *b)
 {
@@ -29,8 +25,7 @@ static bool related(const struct sn_env_op *a, const struct sn_env_op *b)
 		return false;
 	if (a->kind != SN_OP_MERGE || b->kind != SN_OP_MERGE)
 		return true;
-	return key_len(a->value) == key_len(b->value) &&
-	       strncmp(a->value, b->value, key_len(a->value)) == 0;
+	return sn_kv_same_key(a->value, b->value);
 }
 
 /*
@@ -101,7 +96,7 @@ static void conflict_error(const struct sn_env_op *a, const struct sn_env_op *b,
 		sn_str_printable(vb, sizeof(vb), b->value);
 		sn_error_set(err, "%s \"%s\" and \"%s\" both merge key \"%.*s\" into %s, as \"%s\" and \"%s\": %s",
 			     who, a->profile, b->profile,
-			     (int)key_len(a->value), a->value, a->var, va, vb,
+			     (int)sn_kv_key_len(a->value), a->value, a->var, va, vb,
 			     fix);
 	} else {
 		describe(a, va, sizeof(va));

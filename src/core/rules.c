@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "kvlist.h"
 #include "rules.h"
 #include "strutil.h"
 
@@ -23,56 +24,6 @@ static enum lookup lookup(struct sn_env *env, const char *name, char *buf,
 	return rc > 0 ? VAR_VALUE : VAR_UNREADABLE;
 }
 
-/* Trimmed [START, END) of one list item, as a length. */
-static void trim_span(const char **start, size_t *len)
-{
-	while (*len && (**start == ' ' || **start == '\t')) {
-		(*start)++;
-		(*len)--;
-	}
-	while (*len && ((*start)[*len - 1] == ' ' || (*start)[*len - 1] == '\t'))
-		(*len)--;
-}
-
-static bool kvlist_find_n(const char *list, const char *key, size_t keylen,
-			  char *value, size_t len)
-{
-	bool found = false;
-	const char *item = list;
-
-	/* PyTorch reads the list left to right: the last KEY wins. */
-	while (item && *item) {
-		const char *end = strchr(item, ',');
-		size_t n = end ? (size_t)(end - item) : strlen(item);
-		const char *colon = memchr(item, ':', n);
-
-		if (colon) {
-			const char *k = item, *v = colon + 1;
-			size_t kn = (size_t)(colon - item);
-			size_t vn = n - kn - 1;
-
-			trim_span(&k, &kn);
-			trim_span(&v, &vn);
-			if (kn == keylen && strncmp(k, key, kn) == 0) {
-				found = true;
-				if (value && len) {
-					if (vn >= len)
-						vn = len - 1;
-					memcpy(value, v, vn);
-					value[vn] = '\0';
-				}
-			}
-		}
-		item = end ? end + 1 : NULL;
-	}
-	return found;
-}
-
-bool sn_kvlist_find(const char *list, const char *key, char *value, size_t len)
-{
-	return kvlist_find_n(list, key, strlen(key), value, len);
-}
-
 static bool any_equals(const struct sn_rule_cond *c, const char *value)
 {
 	size_t i;
@@ -82,17 +33,6 @@ static bool any_equals(const struct sn_rule_cond *c, const char *value)
 			return true;
 	}
 	return false;
-}
-
-static bool has_kv(const char *list, const char *kv)
-{
-	const char *colon = strchr(kv, ':');
-	char found[RULE_VALUE_MAX];
-
-	return colon &&
-	       kvlist_find_n(list, kv, (size_t)(colon - kv), found,
-			     sizeof(found)) &&
-	       sn_streq_nocase(found, colon + 1);
 }
 
 static bool cond_holds(const struct sn_rule_cond *c, struct sn_env *env,
@@ -110,7 +50,7 @@ static bool cond_holds(const struct sn_rule_cond *c, struct sn_env *env,
 			any = state == VAR_VALUE && any_equals(c, buf);
 			break;
 		case SN_COND_HAS:
-			any = state == VAR_VALUE && has_kv(buf, c->values[0]);
+			any = state == VAR_VALUE && sn_kvlist_has(buf, c->values[0]);
 			break;
 		case SN_COND_SET:
 		case SN_COND_UNSET:

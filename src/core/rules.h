@@ -22,7 +22,4 @@ bool sn_rule_matches(const struct sn_rule *rule, struct sn_env *env);
 size_t sn_rules_evaluate(const struct sn_profile_set *set, struct sn_env *env,
 			 const struct sn_rule **matched, size_t max);
 
-/* True if a comma-separated key:value LIST holds KEY (returns its value). */
-bool sn_kvlist_find(const char *list, const char *key, char *value, size_t len);
-
 #endif

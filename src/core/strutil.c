@@ -107,3 +107,14 @@ void sn_str_printable(char *dst, size_t len, const char *src)
 	if (src[i] && len >= 4)
 		memcpy(dst + len - 4, "...", 4);
 }
+
+int sn_hex_digit(char c, bool any_case)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (any_case && c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

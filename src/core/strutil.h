@@ -17,8 +17,13 @@ bool sn_streq_nocase(const char *a, const char *b);
 bool sn_str_has_control(const char *s);
 /*
  * Copies SRC into DST for quoting in a message: control bytes become '?',
- * and a value that does not fit ends in "...".
+ * and a value that does not fit ends in "...".  DST may be SRC (in place):
+ * what the user's side controls must not forge log lines or reach a
+ * terminal as escape sequences.
  */
 void sn_str_printable(char *dst, size_t len, const char *src);
+
+/* Value (0-15) of hex digit C, or -1; 'A'-'F' only when ANY_CASE. */
+int sn_hex_digit(char c, bool any_case);
 
 #endif

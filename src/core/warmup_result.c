@@ -1,314 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A strict, bounded reader for the one JSON object nccl-warmup prints.
- * The helper runs as the job user, so its output is untrusted: every
- * length is bounded, nesting is limited, numbers must be finite, strings
- * must be valid JSON (no raw control characters, no \u0000), and the
- * object must be the only thing in the text.
+ * The result schema of nccl-warmup --json (nccl-warmup(1)), read with the
+ * strict reader of json_read.c.  The helper runs as the job user, so its
+ * output is untrusted; keys not listed here are skipped (the helper may
+ * add keys: schema version 1 only ever grows), a known key given twice or
+ * with the wrong type is refused.
  */
-#include <errno.h>
 #include <stddef.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "warmup_codes.h"
+#include "json_read.h"
 #include "warmup_result.h"
 
-/* Deep enough for the schema (3 levels) plus room for future fields. */
-#define MAX_DEPTH 16
-#define MAX_NUMBER_TEXT 64
-
-struct reader {
-	const char *text;
-	size_t len;
-	size_t pos;
-	struct sn_error *err;
-};
-
-static int fail(struct reader *r, const char *what)
-{
-	sn_error_set(r->err, "malformed nccl-warmup result at byte %zu: %s",
-		     r->pos, what);
-	return -1;
-}
-
-static void skip_ws(struct reader *r)
-{
-	while (r->pos < r->len) {
-		char c = r->text[r->pos];
-
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		r->pos++;
-	}
-}
-
-static int peek(struct reader *r)
-{
-	skip_ws(r);
-	return r->pos < r->len ? (unsigned char)r->text[r->pos] : -1;
-}
-
-static int expect(struct reader *r, char c)
-{
-	if (peek(r) != (unsigned char)c) {
-		char what[32];
-
-		snprintf(what, sizeof(what), "expected '%c'", c);
-		return fail(r, what);
-	}
-	r->pos++;
-	return 0;
-}
-
-static int literal(struct reader *r, const char *word)
-{
-	size_t n = strlen(word);
-
-	if (r->len - r->pos < n || memcmp(r->text + r->pos, word, n) != 0)
-		return fail(r, "invalid literal");
-	r->pos += n;
-	return 0;
-}
-
-static int hex4(struct reader *r, unsigned int *out)
-{
-	unsigned int v = 0;
-
-	if (r->len - r->pos < 4)
-		return fail(r, "truncated \\u escape");
-	for (int i = 0; i < 4; i++) {
-		char c = r->text[r->pos++];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned int)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned int)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned int)(c - 'A' + 10);
-		else
-			return fail(r, "bad hex digit in \\u escape");
-	}
-	*out = v;
-	return 0;
-}
-
-/* Appends N bytes to DST (capacity CAP, NULL = discard). */
-static int put(struct reader *r, char *dst, size_t cap, size_t *o,
-	       const char *bytes, size_t n, const char *field)
-{
-	if (!dst)
-		return 0;
-	if (*o + n >= cap) {
-		sn_error_set(r->err,
-			     "nccl-warmup result: \"%s\" is longer than %zu bytes",
-			     field, cap - 1);
-		return -1;
-	}
-	memcpy(dst + *o, bytes, n);
-	*o += n;
-	dst[*o] = '\0';
-	return 0;
-}
-
-static size_t utf8_encode(unsigned int cp, char out[4])
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-static int read_escape(struct reader *r, char out[4], size_t *n)
-{
-	unsigned int cp, lo;
-	char c;
-
-	if (r->pos >= r->len)
-		return fail(r, "truncated escape");
-	c = r->text[r->pos++];
-	*n = 1;
-	switch (c) {
-	case '"': out[0] = '"'; return 0;
-	case '\\': out[0] = '\\'; return 0;
-	case '/': out[0] = '/'; return 0;
-	case 'b': out[0] = '\b'; return 0;
-	case 'f': out[0] = '\f'; return 0;
-	case 'n': out[0] = '\n'; return 0;
-	case 'r': out[0] = '\r'; return 0;
-	case 't': out[0] = '\t'; return 0;
-	case 'u':
-		break;
-	default:
-		return fail(r, "invalid escape in string");
-	}
-	if (hex4(r, &cp))
-		return -1;
-	if (cp == 0)
-		return fail(r, "\\u0000 is not allowed");
-	if (cp >= 0xdc00 && cp <= 0xdfff)
-		return fail(r, "lone low surrogate in \\u escape");
-	if (cp >= 0xd800 && cp <= 0xdbff) {
-		if (r->len - r->pos < 2 || r->text[r->pos] != '\\' ||
-		    r->text[r->pos + 1] != 'u')
-			return fail(r, "high surrogate without low surrogate");
-		r->pos += 2;
-		if (hex4(r, &lo))
-			return -1;
-		if (lo < 0xdc00 || lo > 0xdfff)
-			return fail(r, "invalid surrogate pair");
-		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-	}
-	*n = utf8_encode(cp, out);
-	return 0;
-}
-
-/* Reads a string into DST (CAP bytes; NULL skips it). */
-static int read_string(struct reader *r, char *dst, size_t cap,
-		       const char *field)
-{
-	size_t o = 0;
-
-	if (expect(r, '"'))
-		return -1;
-	if (dst)
-		dst[0] = '\0';
-	for (;;) {
-		char buf[4];
-		size_t n = 1;
-		unsigned char c;
-
-		if (r->pos >= r->len)
-			return fail(r, "unterminated string");
-		c = (unsigned char)r->text[r->pos];
-		if (c == '"') {
-			r->pos++;
-			return 0;
-		}
-		if (c < 0x20)
-			return fail(r, "control character in string");
-		r->pos++;
-		if (c == '\\') {
-			if (read_escape(r, buf, &n))
-				return -1;
-		} else {
-			buf[0] = (char)c;
-		}
-		if (put(r, dst, cap, &o, buf, n, field))
-			return -1;
-	}
-}
-
-/* A JSON number, strictly per RFC 8259, finite. */
-static int read_number(struct reader *r, double *out)
-{
-	char text[MAX_NUMBER_TEXT + 1];
-	size_t start, n;
-	char *end;
-	double v;
-
-	skip_ws(r);
-	start = r->pos;
-#define AT(c) (r->pos < r->len && r->text[r->pos] == (c))
-#define DIGIT() (r->pos < r->len && r->text[r->pos] >= '0' && \
-		 r->text[r->pos] <= '9')
-	if (AT('-'))
-		r->pos++;
-	if (AT('0')) {
-		r->pos++;
-	} else if (DIGIT()) {
-		while (DIGIT())
-			r->pos++;
-	} else {
-		return fail(r, "expected a number");
-	}
-	if (AT('.')) {
-		r->pos++;
-		if (!DIGIT())
-			return fail(r, "digit expected after '.'");
-		while (DIGIT())
-			r->pos++;
-	}
-	if (AT('e') || AT('E')) {
-		r->pos++;
-		if (AT('+') || AT('-'))
-			r->pos++;
-		if (!DIGIT())
-			return fail(r, "digit expected in exponent");
-		while (DIGIT())
-			r->pos++;
-	}
-#undef AT
-#undef DIGIT
-	n = r->pos - start;
-	if (n > MAX_NUMBER_TEXT)
-		return fail(r, "number too long");
-	memcpy(text, r->text + start, n);
-	text[n] = '\0';
-	errno = 0;
-	v = strtod(text, &end);
-	if (*end != '\0' || !isfinite(v) || errno == ERANGE)
-		return fail(r, "number out of range");
-	*out = v;
-	return 0;
-}
-
-static int read_int(struct reader *r, long min, long max, long *out,
-		    const char *field)
-{
-	double v;
-
-	if (read_number(r, &v))
-		return -1;
-	/* Range first: the cast below is only defined inside it. */
-	if (v < (double)min || v > (double)max || (double)(long)v != v) {
-		sn_error_set(r->err,
-			     "nccl-warmup result: \"%s\" must be an integer in %ld..%ld",
-			     field, min, max);
-		return -1;
-	}
-	*out = (long)v;
-	return 0;
-}
-
-/* A number, or null (read as 0). */
-static int read_number_or_null(struct reader *r, double *out)
-{
-	if (peek(r) == 'n') {
-		*out = 0;
-		return literal(r, "null");
-	}
-	return read_number(r, out);
-}
-
 /* A number >= 0, or null (read as -1: unknown). */
-static int read_opt_number(struct reader *r, double *out, const char *field)
+static int read_opt_number(struct sn_json_reader *r, double *out,
+			   const char *field)
 {
-	if (peek(r) == 'n') {
+	if (sn_json_peek(r) == 'n') {
 		*out = -1;
-		return literal(r, "null");
+		return sn_json_literal(r, "null");
 	}
-	if (read_number(r, out))
+	if (sn_json_number(r, out))
 		return -1;
 	if (*out < 0) {
 		sn_error_set(r->err, "nccl-warmup result: \"%s\" is negative",
@@ -317,113 +29,6 @@ static int read_opt_number(struct reader *r, double *out, const char *field)
 	}
 	return 0;
 }
-
-/* A string, or null (read as ""). */
-static int read_string_or_null(struct reader *r, char *dst, size_t cap,
-			       const char *field)
-{
-	if (peek(r) == 'n') {
-		dst[0] = '\0';
-		return literal(r, "null");
-	}
-	return read_string(r, dst, cap, field);
-}
-
-static int skip_value(struct reader *r, int depth);
-
-static int skip_container(struct reader *r, int depth, char close)
-{
-	if (depth >= MAX_DEPTH)
-		return fail(r, "nesting too deep");
-	r->pos++;
-	if (peek(r) == (unsigned char)close) {
-		r->pos++;
-		return 0;
-	}
-	for (;;) {
-		if (close == '}') {
-			if (read_string(r, NULL, 0, "key") || expect(r, ':'))
-				return -1;
-		}
-		if (skip_value(r, depth + 1))
-			return -1;
-		if (peek(r) == ',') {
-			r->pos++;
-			continue;
-		}
-		return expect(r, close);
-	}
-}
-
-static int skip_value(struct reader *r, int depth)
-{
-	double ignored;
-
-	switch (peek(r)) {
-	case '{':
-		return skip_container(r, depth, '}');
-	case '[':
-		return skip_container(r, depth, ']');
-	case '"':
-		return read_string(r, NULL, 0, "value");
-	case 't':
-		return literal(r, "true");
-	case 'f':
-		return literal(r, "false");
-	case 'n':
-		return literal(r, "null");
-	case -1:
-		return fail(r, "unexpected end of input");
-	default:
-		return read_number(r, &ignored);
-	}
-}
-
-/*
- * Iterates over the members of an object at DEPTH, calling MEMBER for each
- * key.  MEMBER reads the value (or skips it) and returns 0 or -1.
- */
-typedef int (*member_fn)(struct reader *r, const char *key, int depth,
-			 void *ctx);
-
-static int read_object(struct reader *r, int depth, member_fn member,
-		       void *ctx)
-{
-	char key[64];
-
-	if (depth >= MAX_DEPTH)
-		return fail(r, "nesting too deep");
-	if (expect(r, '{'))
-		return -1;
-	if (peek(r) == '}') {
-		r->pos++;
-		return 0;
-	}
-	for (;;) {
-		size_t key_pos = r->pos;
-
-		if (read_string(r, key, sizeof(key), "key")) {
-			/* An over-long key cannot be one of ours: skip it. */
-			r->pos = key_pos;
-			sn_error_clear(r->err);
-			if (read_string(r, NULL, 0, "key"))
-				return -1;
-			key[0] = '\0';
-		}
-		if (expect(r, ':'))
-			return -1;
-		if (key[0] ? member(r, key, depth, ctx) :
-			     skip_value(r, depth + 1))
-			return -1;
-		if (peek(r) == ',') {
-			r->pos++;
-			continue;
-		}
-		return expect(r, '}');
-	}
-}
-
-/* ---- schema ---------------------------------------------------------- */
 
 enum seen_bit {
 	SEEN_VERSION = 1 << 0,
@@ -475,7 +80,7 @@ struct top_ctx {
 	unsigned int seen;
 };
 
-static int once(struct reader *r, unsigned int *seen, unsigned int bit,
+static int once(struct sn_json_reader *r, unsigned int *seen, unsigned int bit,
 		const char *key)
 {
 	if (*seen & bit) {
@@ -493,7 +98,7 @@ struct gpu_ctx {
 	unsigned int seen;
 };
 
-static int gpu_member(struct reader *r, const char *key, int depth,
+static int gpu_member(struct sn_json_reader *r, const char *key, int depth,
 		      void *ctx)
 {
 	struct gpu_ctx *g = ctx;
@@ -501,39 +106,39 @@ static int gpu_member(struct reader *r, const char *key, int depth,
 
 	if (strcmp(key, "index") == 0) {
 		if (once(r, &g->seen, SEEN_INDEX, key) ||
-		    read_int(r, 0, 1 << 20, &index, "gpus[].index"))
+		    sn_json_int(r, 0, 1 << 20, &index, "gpus[].index"))
 			return -1;
 		g->out->gpus[g->i].index = (int)index;
 		return 0;
 	}
 	if (strcmp(key, "busid") == 0)
 		return once(r, &g->seen, SEEN_BUSID, key) ||
-		       read_string(r, g->out->gpus[g->i].busid,
+		       sn_json_string(r, g->out->gpus[g->i].busid,
 				   sizeof(g->out->gpus[g->i].busid),
 				   "gpus[].busid");
 	if (strcmp(key, "uuid") == 0)
 		return once(r, &g->seen, SEEN_UUID, key) ||
-		       read_string(r, g->out->gpus[g->i].uuid,
+		       sn_json_string(r, g->out->gpus[g->i].uuid,
 				   sizeof(g->out->gpus[g->i].uuid),
 				   "gpus[].uuid");
 	if (strcmp(key, "name") == 0)
 		return once(r, &g->seen, SEEN_NAME, key) ||
-		       read_string_or_null(r, g->out->gpus[g->i].name,
+		       sn_json_string_or_null(r, g->out->gpus[g->i].name,
 					   sizeof(g->out->gpus[g->i].name),
 					   "gpus[].name");
 	if (strcmp(key, "nccl_mem_mib") == 0)
 		return once(r, &g->seen, SEEN_MEM, key) ||
 		       read_opt_number(r, &g->out->gpus[g->i].nccl_mem_mib,
 				       "gpus[].nccl_mem_mib");
-	return skip_value(r, depth + 1);
+	return sn_json_skip(r, depth + 1);
 }
 
-static int read_gpus(struct reader *r, struct sn_warmup_result *out,
+static int read_gpus(struct sn_json_reader *r, struct sn_warmup_result *out,
 		     int depth)
 {
-	if (expect(r, '['))
+	if (sn_json_expect(r, '['))
 		return -1;
-	if (peek(r) == ']') {
+	if (sn_json_peek(r) == ']') {
 		r->pos++;
 		return 0;
 	}
@@ -547,7 +152,7 @@ static int read_gpus(struct reader *r, struct sn_warmup_result *out,
 			return -1;
 		}
 		out->gpus[g.i].nccl_mem_mib = -1;
-		if (read_object(r, depth + 1, gpu_member, &g))
+		if (sn_json_object(r, depth + 1, gpu_member, &g))
 			return -1;
 		if (!(g.seen & SEEN_INDEX) || !(g.seen & SEEN_BUSID)) {
 			sn_error_set(r->err,
@@ -556,15 +161,15 @@ static int read_gpus(struct reader *r, struct sn_warmup_result *out,
 			return -1;
 		}
 		out->n_gpus++;
-		if (peek(r) == ',') {
+		if (sn_json_peek(r) == ',') {
 			r->pos++;
 			continue;
 		}
-		return expect(r, ']');
+		return sn_json_expect(r, ']');
 	}
 }
 
-static int timing_member(struct reader *r, const char *key, int depth,
+static int timing_member(struct sn_json_reader *r, const char *key, int depth,
 			 void *ctx)
 {
 	struct top_ctx *t = ctx;
@@ -573,7 +178,7 @@ static int timing_member(struct reader *r, const char *key, int depth,
 
 	if (strcmp(key, "total") == 0)
 		return once(r, &t->seen, SEEN_TOTAL, key) ||
-		       read_number_or_null(r, &t->out->total_ms);
+		       sn_json_number_or_null(r, &t->out->total_ms);
 	i = name_index(sn_result_phase_names, SN_RESULT_PHASES, key);
 	if (i >= 0) {
 		if (!(t->out->phase_ms[i] < 0)) {
@@ -584,10 +189,10 @@ static int timing_member(struct reader *r, const char *key, int depth,
 		}
 		return read_opt_number(r, &t->out->phase_ms[i], key);
 	}
-	return skip_value(r, depth + 1);
+	return sn_json_skip(r, depth + 1);
 }
 
-static int collective_member(struct reader *r, const char *key, int depth,
+static int collective_member(struct sn_json_reader *r, const char *key, int depth,
 			     void *ctx)
 {
 	struct top_ctx *t = ctx;
@@ -595,7 +200,7 @@ static int collective_member(struct reader *r, const char *key, int depth,
 			   key);
 
 	if (i < 0)
-		return skip_value(r, depth + 1);
+		return sn_json_skip(r, depth + 1);
 	if (!(t->out->collective_ms[i] < 0)) {
 		sn_error_set(r->err, "nccl-warmup result: duplicate key \"%s\"",
 			     key);
@@ -605,7 +210,7 @@ static int collective_member(struct reader *r, const char *key, int depth,
 }
 
 /* The optional string keys (null reads as ""). */
-static int top_strings(struct reader *r, const char *key, int depth,
+static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		       struct top_ctx *t)
 {
 	static const struct {
@@ -626,13 +231,13 @@ static int top_strings(struct reader *r, const char *key, int depth,
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (strcmp(key, keys[i].key) == 0)
 			return once(r, &t->seen, keys[i].bit, key) ||
-			       read_string_or_null(r, (char *)t->out +
+			       sn_json_string_or_null(r, (char *)t->out +
 						   keys[i].off, keys[i].cap,
 						   key);
-	return skip_value(r, depth + 1);
+	return sn_json_skip(r, depth + 1);
 }
 
-static int top_member(struct reader *r, const char *key, int depth,
+static int top_member(struct sn_json_reader *r, const char *key, int depth,
 		      void *ctx)
 {
 	struct top_ctx *t = ctx;
@@ -641,7 +246,7 @@ static int top_member(struct reader *r, const char *key, int depth,
 
 	if (strcmp(key, "version") == 0) {
 		if (once(r, &t->seen, SEEN_VERSION, key) ||
-		    read_int(r, 0, 1000000, &v, "version"))
+		    sn_json_int(r, 0, 1000000, &v, "version"))
 			return -1;
 		if (v != 1) {
 			sn_error_set(r->err,
@@ -653,56 +258,56 @@ static int top_member(struct reader *r, const char *key, int depth,
 	}
 	if (strcmp(key, "exit_code") == 0) {
 		if (once(r, &t->seen, SEEN_EXIT, key) ||
-		    read_int(r, 0, 255, &v, "exit_code"))
+		    sn_json_int(r, 0, 255, &v, "exit_code"))
 			return -1;
 		out->exit_code = (int)v;
 		return 0;
 	}
 	if (strcmp(key, "status") == 0)
 		return once(r, &t->seen, SEEN_STATUS, key) ||
-		       read_string(r, out->status, sizeof(out->status), key);
+		       sn_json_string(r, out->status, sizeof(out->status), key);
 	if (strcmp(key, "mode") == 0)
 		return once(r, &t->seen, SEEN_MODE, key) ||
-		       read_string(r, out->mode, sizeof(out->mode), key);
+		       sn_json_string(r, out->mode, sizeof(out->mode), key);
 	if (strcmp(key, "message") == 0)
 		return once(r, &t->seen, SEEN_MESSAGE, key) ||
-		       read_string(r, out->message, sizeof(out->message), key);
+		       sn_json_string(r, out->message, sizeof(out->message), key);
 	if (strcmp(key, "note") == 0)
 		return once(r, &t->seen, SEEN_NOTE, key) ||
-		       read_string(r, out->note, sizeof(out->note), key);
+		       sn_json_string(r, out->note, sizeof(out->note), key);
 	if (strcmp(key, "summary") == 0)
 		return once(r, &t->seen, SEEN_SUMMARY, key) ||
-		       read_string(r, out->summary, sizeof(out->summary), key);
+		       sn_json_string(r, out->summary, sizeof(out->summary), key);
 	if (strcmp(key, "nccl_version") == 0)
 		return once(r, &t->seen, SEEN_NCCL, key) ||
-		       read_string_or_null(r, out->nccl_version,
+		       sn_json_string_or_null(r, out->nccl_version,
 					   sizeof(out->nccl_version), key);
 	if (strcmp(key, "gpus") == 0)
 		return once(r, &t->seen, SEEN_GPUS, key) ||
 		       read_gpus(r, out, depth + 1);
 	if (strcmp(key, "busbw_gbps") == 0)
 		return once(r, &t->seen, SEEN_BUSBW, key) ||
-		       read_number_or_null(r, &out->busbw_gbps);
+		       sn_json_number_or_null(r, &out->busbw_gbps);
 	if (strcmp(key, "timings_ms") == 0) {
 		if (once(r, &t->seen, SEEN_TIMINGS, key))
 			return -1;
-		if (peek(r) == 'n')
-			return literal(r, "null");
-		return read_object(r, depth + 1, timing_member, t);
+		if (sn_json_peek(r) == 'n')
+			return sn_json_literal(r, "null");
+		return sn_json_object(r, depth + 1, timing_member, t);
 	}
 	if (strcmp(key, "collectives") == 0) {
 		if (once(r, &t->seen, SEEN_COLLECTIVES, key))
 			return -1;
-		if (peek(r) == 'n')
-			return literal(r, "null");
-		return read_object(r, depth + 1, collective_member, t);
+		if (sn_json_peek(r) == 'n')
+			return sn_json_literal(r, "null");
+		return sn_json_object(r, depth + 1, collective_member, t);
 	}
 	if (strcmp(key, "cuda_driver_version") == 0) {
 		if (once(r, &t->seen, SEEN_CUDA_DRIVER, key))
 			return -1;
-		if (peek(r) == 'n')
-			return literal(r, "null");
-		return read_int(r, 0, 10000000, &out->cuda_driver_version,
+		if (sn_json_peek(r) == 'n')
+			return sn_json_literal(r, "null");
+		return sn_json_int(r, 0, 10000000, &out->cuda_driver_version,
 				key);
 	}
 	return top_strings(r, key, depth, t);
@@ -721,7 +326,10 @@ static void unknown_optional(struct sn_warmup_result *out)
 int sn_warmup_result_parse(const char *text, size_t len,
 			   struct sn_warmup_result *out, struct sn_error *err)
 {
-	struct reader r = { .text = text, .len = len, .err = err };
+	struct sn_json_reader r = {
+		.text = text, .len = len, .subject = "nccl-warmup result",
+		.err = err,
+	};
 	struct top_ctx t = { .out = out };
 
 	sn_error_clear(err);
@@ -741,14 +349,14 @@ int sn_warmup_result_parse(const char *text, size_t len,
 		sn_error_set(err, "nccl-warmup result contains a NUL byte");
 		return -1;
 	}
-	if (len == 0 || peek(&r) == -1) {
+	if (len == 0 || sn_json_peek(&r) == -1) {
 		sn_error_set(err, "nccl-warmup result is empty");
 		return -1;
 	}
-	if (read_object(&r, 0, top_member, &t))
+	if (sn_json_object(&r, 0, top_member, &t))
 		goto bad;
-	if (peek(&r) != -1) {
-		fail(&r, "trailing data after the object");
+	if (sn_json_peek(&r) != -1) {
+		sn_json_fail(&r, "trailing data after the object");
 		goto bad;
 	}
 	if ((t.seen & (SEEN_VERSION | SEEN_STATUS | SEEN_EXIT)) !=
@@ -762,114 +370,4 @@ bad:
 	memset(out, 0, sizeof(*out));
 	unknown_optional(out);
 	return -1;
-}
-
-/* ---- exit codes ------------------------------------------------------ */
-
-const char *sn_warmup_exit_name(int exit_code)
-{
-	switch (exit_code) {
-	case SN_WARMUP_OK: return "ok";
-	case SN_WARMUP_USAGE: return "usage error";
-	case SN_WARMUP_NO_GPUS: return "no visible GPU";
-	case SN_WARMUP_DUPLICATE_BUSID: return "duplicate PCI bus ID";
-	case SN_WARMUP_CUDA_ERROR: return "CUDA failure";
-	case SN_WARMUP_NCCL_ERROR: return "NCCL failure";
-	case SN_WARMUP_WRONG_RESULT: return "wrong all-reduce result";
-	case SN_WARMUP_LOW_BANDWIDTH: return "bus bandwidth below the floor";
-	case SN_WARMUP_TIMEOUT: return "timeout";
-	case SN_WARMUP_INTERNAL: return "internal error";
-	default: return "unknown exit code";
-	}
-}
-
-const char *sn_warmup_exit_status(int exit_code)
-{
-	switch (exit_code) {
-	case SN_WARMUP_OK: return "ok";
-	case SN_WARMUP_USAGE: return "usage";
-	case SN_WARMUP_NO_GPUS: return "no_gpus";
-	case SN_WARMUP_DUPLICATE_BUSID: return "duplicate_busid";
-	case SN_WARMUP_CUDA_ERROR: return "cuda_error";
-	case SN_WARMUP_NCCL_ERROR: return "nccl_error";
-	case SN_WARMUP_WRONG_RESULT: return "wrong_result";
-	case SN_WARMUP_LOW_BANDWIDTH: return "low_bandwidth";
-	case SN_WARMUP_TIMEOUT: return "timeout";
-	default: return "internal";
-	}
-}
-
-const char *sn_warmup_exit_hint(int exit_code)
-{
-	switch (exit_code) {
-	case SN_WARMUP_OK:
-		return "the GPUs and NCCL are ready";
-	case SN_WARMUP_USAGE:
-		return "the warmup helper was called with bad arguments; check warmup_* in plugstack.conf and --nccl-warmup";
-	case SN_WARMUP_NO_GPUS:
-		return "the step sees no GPU: request GPUs (--gres=gpu:N or --gpus) or run without --nccl-warmup";
-	case SN_WARMUP_DUPLICATE_BUSID:
-		return "two GPUs report the same PCI bus ID (a driver/firmware fault); drain the node and report it to your admins";
-	case SN_WARMUP_CUDA_ERROR:
-		return "the CUDA driver failed on this node: check nvidia-smi, the driver version and dmesg for Xid errors, and report the node to your admins";
-	case SN_WARMUP_NCCL_ERROR:
-		return "NCCL could not build a communicator on this node: rerun with NCCL_DEBUG=INFO, check NVLink/fabric manager health, and report the node if it persists";
-	case SN_WARMUP_WRONG_RESULT:
-		return "an all-reduce returned wrong data (silent data corruption): drain the node and report it to your admins";
-	case SN_WARMUP_LOW_BANDWIDTH:
-		return "GPU-to-GPU bandwidth is below the site floor: check NVLink status (nvidia-smi nvlink -s) and for other jobs on the GPUs, and report the node";
-	case SN_WARMUP_TIMEOUT:
-		return "NCCL initialisation did not finish in time: check for stuck GPU processes (nvidia-smi) and NVLink/fabric manager health";
-	case SN_WARMUP_INTERNAL:
-		return "the warmup helper failed internally (out of memory or I/O error); retry, and report it if it persists";
-	default:
-		return "the warmup helper exited with an unexpected code; check that nccl-warmup matches the plugin version";
-	}
-}
-
-/* ---- JSON writing (used by nccl-warmup) ------------------------------ */
-
-size_t sn_json_escape(char *dst, size_t cap, const char *src)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	if (!dst || cap == 0)
-		return 0;
-	for (const unsigned char *p = (const unsigned char *)src; p && *p;
-	     p++) {
-		char esc[7];
-		size_t n;
-
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*p;
-			n = 2;
-		} else if (*p == '\n') {
-			memcpy(esc, "\\n", 2);
-			n = 2;
-		} else if (*p == '\t') {
-			memcpy(esc, "\\t", 2);
-			n = 2;
-		} else if (*p < 0x20 || *p == 0x7f) {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[*p >> 4];
-			esc[5] = hex[*p & 0xf];
-			n = 6;
-		} else if (*p >= 0x80) {
-			/* Output must be valid UTF-8 whatever a driver error
-			 * string contains: non-ASCII becomes '?'. */
-			esc[0] = '?';
-			n = 1;
-		} else {
-			esc[0] = (char)*p;
-			n = 1;
-		}
-		if (o + n >= cap)
-			break;
-		memcpy(dst + o, esc, n);
-		o += n;
-	}
-	dst[o] = '\0';
-	return o;
 }

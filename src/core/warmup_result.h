@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "helper_protocol.h"
 
 #define SN_RESULT_MAX_GPUS 64
 #define SN_RESULT_MAX_BYTES 65536
@@ -39,7 +40,8 @@ struct sn_warmup_result {
 	double total_ms;
 	/*
 	 * Optional keys (schema version 1 readers ignore unknown keys; these
-	 * are read when present): "" or < 0 when absent or null.
+	 * are read when present, for the fleet record): "" or < 0 when absent
+	 * or null.
 	 */
 	double phase_ms[SN_RESULT_PHASES];	/* timings_ms.<phase> */
 	char driver_version[64];
@@ -56,20 +58,5 @@ extern const char *const sn_result_collective_names[SN_RESULT_COLLECTIVES];
 
 int sn_warmup_result_parse(const char *text, size_t len,
 			   struct sn_warmup_result *out, struct sn_error *err);
-
-/* What the user should do for a helper exit code (one sentence). */
-const char *sn_warmup_exit_hint(int exit_code);
-/* Short name of an exit code ("duplicate PCI bus ID", ...). */
-const char *sn_warmup_exit_name(int exit_code);
-/* The JSON "status" word for an exit code ("duplicate_busid", ...). */
-const char *sn_warmup_exit_status(int exit_code);
-
-/*
- * Writes SRC into DST (CAP bytes) as the body of a JSON string (no quotes):
- * '"', '\\' and control characters escaped, bytes >= 0x80 replaced by '?'
- * so the output is always valid UTF-8.  Truncates at an escape boundary;
- * returns the length written.
- */
-size_t sn_json_escape(char *dst, size_t cap, const char *src);
 
 #endif

@@ -1,46 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-#include <dirent.h>
+/*
+ * The parent side of sn_helper_run(): pipes, fork, reading the output
+ * while waiting, the deadline (SIGTERM, then SIGKILL to the group) and the
+ * reap.  The child side is helper_child.c.
+ */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "helper_exec.h"
-
-#define SN_POLL_SLICE_MS 20
-#define SN_REAP_LIMIT_MS 2000
-/* How long the supervisor may spend killing and reaping what the helper
- * left; below SN_REAP_LIMIT_MS so the parent outlasts it. */
-#define SN_SWEEP_LIMIT_MS 1000
-
-enum child_report_kind {
-	REPORT_FAILURE = 1,	/* the helper could not be started */
-	REPORT_STATUS,		/* the helper's wait status */
-};
-
-/* Written on the report pipe by the supervisor and the helper's child. */
-struct child_report {
-	int kind;
-	int stage;
-	int error;
-	int status;
-};
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "clock.h"
+#include "helper_child.h"
 
 const char *sn_helper_stage_name(enum sn_helper_stage stage)
 {
@@ -56,312 +30,6 @@ const char *sn_helper_stage_name(enum sn_helper_stage stage)
 	default:
 		return "start";
 	}
-}
-
-/* Only async-signal-safe calls from here on: the parent has threads. */
-static void write_report(int report_fd, const struct child_report *r)
-{
-	ssize_t rc;
-
-	rc = write(report_fd, r, sizeof(*r));	/* atomic: < PIPE_BUF */
-	(void)rc;
-}
-
-static void __attribute__((noreturn))
-child_fail(int report_fd, enum sn_helper_stage stage)
-{
-	struct child_report r = {
-		.kind = REPORT_FAILURE, .stage = stage, .error = errno,
-	};
-
-	write_report(report_fd, &r);
-	_exit(127);
-}
-
-static void child_reset_signals(void)
-{
-	sigset_t none;
-	int sig;
-
-	for (sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);	/* fails harmlessly for KILL/STOP */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-static int child_reset_oom_score(void)
-{
-	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	ssize_t rc;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	rc = write(fd, "0", 1);
-	close(fd);
-	return rc == 1 ? 0 : -1;
-}
-
-static int child_drop_privileges(const struct sn_helper_spec *spec)
-{
-	uid_t ruid, euid, suid;
-	gid_t rgid, egid, sgid;
-
-	/* Already exactly the job user, with nothing to give up. */
-	if (getresuid(&ruid, &euid, &suid) == 0 &&
-	    getresgid(&rgid, &egid, &sgid) == 0 && spec->uid != 0 &&
-	    ruid == spec->uid && euid == spec->uid && suid == spec->uid &&
-	    rgid == spec->gid && egid == spec->gid && sgid == spec->gid) {
-		child_reset_oom_score();	/* raising is all we may do */
-		return 0;
-	}
-	/* Real uid is 0 in user_init: regain the effective root we need
-	 * (also to lower oom_score_adj, which needs CAP_SYS_RESOURCE). */
-	if (geteuid() != 0 && seteuid(0) < 0)
-		return -1;
-	if (child_reset_oom_score() < 0)
-		return -1;
-	if (setgroups((size_t)spec->n_groups, spec->groups) < 0 ||
-	    setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-	    setresuid(spec->uid, spec->uid, spec->uid) < 0)
-		return -1;
-	if (getresuid(&ruid, &euid, &suid) < 0 ||
-	    getresgid(&rgid, &egid, &sgid) < 0)
-		return -1;
-	if (ruid != spec->uid || euid != spec->uid || suid != spec->uid ||
-	    rgid != spec->gid || egid != spec->gid || sgid != spec->gid) {
-		errno = EPERM;
-		return -1;
-	}
-	/* Paranoia: a non-root job user must not be able to come back. */
-	if (spec->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
-		errno = EPERM;
-		return -1;
-	}
-	return 0;
-}
-
-static int child_close_fds(int keep_fd)
-{
-	/* close_range(2) since Linux 5.9 / glibc 2.34. */
-	if (keep_fd > 3 && close_range(3, (unsigned int)keep_fd - 1, 0) < 0)
-		return -1;
-	if (close_range((unsigned int)keep_fd + 1, ~0U, 0) < 0)
-		return -1;
-	return 0;
-}
-
-/*
- * The supervisor.  killpg() alone cannot clean up after a helper whose
- * descendant called setsid() or setpgid() (a daemonizing library, or the
- * job's LD_PRELOAD): it leaves the group and, once the helper exits, is
- * reparented to init, where slurmstepd's proctrack/linuxproc no longer
- * sees it.  So the forked child stays as a supervisor: a child subreaper
- * (prctl(2)), it inherits every orphaned descendant of the helper whatever
- * its session or group, and kills and reaps them all when the helper has
- * exited or must stop.  It runs as the job user (it only signals the
- * user's own processes), is not dumpable (its memory is a copy of
- * slurmstepd's), never executes anything, and reports the helper's wait
- * status to the parent on the report pipe.
- */
-
-static pid_t parent_pid_of(const char *stat, size_t len)
-{
-	const char *p = NULL;
-	size_t i;
-	long v = 0;
-
-	for (i = len; i > 0; i--) {
-		if (stat[i - 1] == ')') {
-			p = stat + i;
-			break;
-		}
-	}
-	/* ") S PPID ..." */
-	if (!p || (size_t)(stat + len - p) < 5 || p[0] != ' ' || p[2] != ' ')
-		return -1;
-	for (p += 3; p < stat + len && *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (*p - '0');
-	return (pid_t)v;
-}
-
-/*
- * SIGKILL to every child of this process, found in /proc (PPID field;
- * /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN, not universal).
- * No allocation: the parent of this process has threads.
- */
-static void kill_children(pid_t self)
-{
-	char buf[4096], path[64], stat[512];
-	long n;
-	int dir;
-
-	dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return;
-	while ((n = getdents64(dir, buf, sizeof(buf))) > 0) {
-		long off = 0;
-
-		while (off < n) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			const char *c;
-			ssize_t len;
-			long pid = 0;
-			int fd;
-
-			off += d->d_reclen;
-			for (c = d->d_name; *c >= '0' && *c <= '9'; c++)
-				pid = pid * 10 + (*c - '0');
-			if (*c || c == d->d_name || pid == self)
-				continue;
-			memcpy(path, "/proc/", 6);
-			memcpy(path + 6, d->d_name, (size_t)(c - d->d_name));
-			memcpy(path + 6 + (c - d->d_name), "/stat", 6);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			len = read(fd, stat, sizeof(stat));
-			close(fd);
-			/* A child stays ours until we reap it: no pid reuse. */
-			if (len > 0 && parent_pid_of(stat, (size_t)len) == self)
-				kill((pid_t)pid, SIGKILL);
-		}
-	}
-	close(dir);
-}
-
-/* Kills and reaps every descendant; records the helper's status if it is
- * among them.  No child left means no descendant left: a subreaper
- * inherits the children of each descendant that dies. */
-static void sweep(pid_t self, pid_t helper, int *helper_status,
-		  bool *helper_reaped)
-{
-	double until = now_ms() + SN_SWEEP_LIMIT_MS;
-	int status;
-	pid_t rc;
-
-	for (;;) {
-		rc = waitpid(-1, &status, WNOHANG);
-		if (rc > 0) {
-			if (rc == helper) {
-				*helper_status = status;
-				*helper_reaped = true;
-			}
-			continue;
-		}
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc < 0 || now_ms() >= until)
-			return;		/* ECHILD: nothing left */
-		kill_children(self);
-		usleep(1000);
-	}
-}
-
-static void __attribute__((noreturn))
-supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
-	  int report_fd)
-{
-	struct child_report r = { .kind = REPORT_STATUS };
-	double deadline = now_ms() + spec->timeout_ms + spec->kill_grace_ms;
-	double kill_at = 0;
-	bool reaped = false;
-	pid_t self = getpid();
-	sigset_t wake;
-	int status = 0;
-
-	sigemptyset(&wake);
-	sigaddset(&wake, SIGCHLD);
-	sigaddset(&wake, SIGTERM);
-	sigaddset(&wake, SIGINT);
-	sigaddset(&wake, SIGHUP);
-	/* slurmstepd gone (PR_SET_PDEATHSIG set before the fork): stop. */
-	if (getppid() != parent)
-		kill(self, SIGTERM);
-	while (!reaped) {
-		double now = now_ms(), next;
-		struct timespec ts;
-		pid_t rc;
-		int sig;
-
-		if (kill_at && now >= kill_at)
-			break;
-		if (!kill_at && now >= deadline) {
-			/* Our own deadline, should the parent not act. */
-			killpg(self, SIGTERM);
-			kill_at = now + spec->kill_grace_ms / 2.0;
-		}
-		next = kill_at ? kill_at : deadline;
-		if (next - now > SN_POLL_SLICE_MS)
-			next = now + SN_POLL_SLICE_MS;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)((next - now) * 1e6) + 1;
-		sig = sigtimedwait(&wake, NULL, &ts);
-		if (sig > 0 && sig != SIGCHLD && !kill_at) {
-			/* The parent's deadline (it signalled our group) or
-			 * its death: the helper has half the grace period. */
-			killpg(self, SIGTERM);
-			kill_at = now_ms() + spec->kill_grace_ms / 2.0;
-		}
-		while ((rc = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (rc == helper) {
-				r.status = status;
-				reaped = true;
-			}
-		}
-	}
-	sweep(self, helper, &r.status, &reaped);
-	if (reaped)
-		write_report(report_fd, &r);
-	_exit(reaped ? 0 : 126);
-}
-
-static void __attribute__((noreturn))
-child_run(const struct sn_helper_spec *spec, pid_t parent, int out_fd,
-	  int err_fd, int report_fd)
-{
-	sigset_t wake;
-	pid_t helper;
-	int null_fd;
-
-	setpgid(0, 0);
-	child_reset_signals();
-
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
-	    dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
-		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
-	if (spec->drop_privileges) {
-		if (child_drop_privileges(spec) < 0)
-			child_fail(report_fd, SN_HELPER_STAGE_PRIVILEGES);
-	} else if (child_reset_oom_score() < 0) {
-		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
-	}
-	if (child_close_fds(report_fd) < 0)
-		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
-
-	/* After the switch to the job user, which clears the parent-death
-	 * signal.  It follows the forking thread: slurmstepd calls user_init
-	 * from its main thread. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
-	    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
-		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
-	prctl(PR_SET_DUMPABLE, 0);
-	sigemptyset(&wake);
-	sigaddset(&wake, SIGCHLD);
-	sigaddset(&wake, SIGTERM);
-	sigaddset(&wake, SIGINT);
-	sigaddset(&wake, SIGHUP);
-	sigprocmask(SIG_BLOCK, &wake, NULL);
-
-	helper = fork();
-	if (helper < 0)
-		child_fail(report_fd, SN_HELPER_STAGE_FORK);
-	if (helper == 0) {
-		child_reset_signals();
-		execve(spec->path, spec->argv, spec->envp);
-		child_fail(report_fd, SN_HELPER_STAGE_EXEC);
-	}
-	supervise(spec, helper, parent, report_fd);
 }
 
 static void drain(int *fd, char *buf, size_t cap, size_t *len)
@@ -405,7 +73,7 @@ static bool child_has_exited(pid_t pid)
 static bool wait_for_exit(pid_t pid, double until)
 {
 	while (!child_has_exited(pid)) {
-		if (now_ms() >= until)
+		if (sn_clock_ms() >= until)
 			return false;
 		usleep(2000);
 	}
@@ -415,7 +83,7 @@ static bool wait_for_exit(pid_t pid, double until)
 /* Kill what is left of the group while the zombie still pins its id. */
 static void reap(pid_t pid, struct sn_helper_outcome *out)
 {
-	double until = now_ms() + SN_REAP_LIMIT_MS;
+	double until = sn_clock_ms() + SN_REAP_LIMIT_MS;
 	int status = 0;
 	pid_t rc;
 
@@ -424,7 +92,7 @@ static void reap(pid_t pid, struct sn_helper_outcome *out)
 		rc = waitpid(pid, &status, WNOHANG);
 		if (rc == 0)
 			usleep(2000);
-	} while ((rc == 0 || (rc < 0 && errno == EINTR)) && now_ms() < until);
+	} while ((rc == 0 || (rc < 0 && errno == EINTR)) && sn_clock_ms() < until);
 	if (rc != pid)
 		return;
 	if (WIFEXITED(status)) {
@@ -496,7 +164,7 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	pid_t pid, parent = getpid();
 
 	memset(out, 0, sizeof(*out));
-	start = now_ms();
+	start = sn_clock_ms();
 	if (make_pipe(out_pipe, true) < 0 || make_pipe(err_pipe, true) < 0 ||
 	    make_pipe(report_pipe, false) < 0) {
 		out->failed_stage = SN_HELPER_STAGE_FORK;
@@ -510,7 +178,7 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		goto fail;
 	}
 	if (pid == 0)
-		child_run(spec, parent, out_pipe[1], err_pipe[1],
+		sn_helper_child_run(spec, parent, out_pipe[1], err_pipe[1],
 			  report_pipe[1]);
 
 	setpgid(pid, pid);	/* both sides: no race with killpg below */
@@ -525,7 +193,7 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 			{ .fd = out_pipe[0], .events = POLLIN },
 			{ .fd = err_pipe[0], .events = POLLIN },
 		};
-		double left = deadline - now_ms();
+		double left = deadline - sn_clock_ms();
 		int slice;
 
 		if (left <= 0) {
@@ -552,14 +220,14 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		 * orphaned, still dying, when user_init returns.
 		 */
 		killpg(pid, SIGTERM);
-		wait_for_exit(pid, now_ms() + spec->kill_grace_ms +
+		wait_for_exit(pid, sn_clock_ms() + spec->kill_grace_ms +
 				   SN_SWEEP_LIMIT_MS);
 	}
 	drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
 	drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len);
 	reap(pid, out);
 	read_child_reports(report_pipe[0], out);
-	out->elapsed_ms = now_ms() - start;
+	out->elapsed_ms = sn_clock_ms() - start;
 	out->out[out->out_len] = '\0';
 	out->err[out->err_len] = '\0';
 	close_pair(out_pipe);
@@ -570,6 +238,6 @@ fail:
 	close_pair(out_pipe);
 	close_pair(err_pipe);
 	close_pair(report_pipe);
-	out->elapsed_ms = now_ms() - start;
+	out->elapsed_ms = sn_clock_ms() - start;
 	return -1;
 }

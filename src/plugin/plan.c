@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading the profile file and resolving a request, shared by both sides. */
+/*
+ * Loading the profile file, resolving a request and reporting its rules:
+ * shared by both sides (srun/sbatch/salloc and slurmstepd).
+ */
 #include <string.h>
 
 #include "plugin.h"
+#include "rules.h"
+#include "spank_wrap.h"
+
+#define SN_MAX_MATCHED_RULES 64
 
 bool sn_plan_needed(const struct sn_plugin *p)
 {
@@ -34,4 +41,41 @@ int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err)
 		return -1;
 	p->have_plan = true;
 	return 0;
+}
+
+int sn_rules_report(struct sn_plugin *p, struct sn_env *env,
+		    const char *source, bool first_node)
+{
+	const struct sn_rule *matched[SN_MAX_MATCHED_RULES];
+	size_t n, i;
+	int rc = 0;
+
+	n = sn_rules_evaluate(&p->profiles, env, matched,
+			      SN_MAX_MATCHED_RULES);
+	for (i = 0; i < n; i++) {
+		const struct sn_rule *r = matched[i];
+		bool error = r->level == SN_RULE_ERROR;
+
+		rc = error ? -1 : rc;
+		if (source) {
+			/* Warnings wait for slurmstepd, which sees the real env. */
+			if (error)
+				sn_log_error("%s: refused by rule \"%s\" (%s:%u): %s",
+					     source, r->name, p->profiles.path,
+					     r->line, r->message);
+			continue;
+		}
+		sn_log_info("rule \"%s\" (%s) matched: %s", r->name,
+			    error ? "error" : "warning", r->message);
+		if (!first_node)
+			continue;
+		/* The submit-time check saw another environment. */
+		if (error)
+			sn_log_error("refused by rule \"%s\": %s", r->name,
+				     r->message);
+		else
+			sn_log_user("warning: %s (rule \"%s\")", r->message,
+				    r->name);
+	}
+	return rc;
 }

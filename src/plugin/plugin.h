@@ -18,25 +18,31 @@
 #include "profile_file.h"
 #include "resolve.h"
 
+/*
+ * Each field is written by the file named beside it (and freed by
+ * plugin.c's sn_plugin_fini); the other files only read it.
+ */
 struct sn_plugin {
-	spank_context_t where;
-	bool config_ok;
-	struct sn_config cfg;
-	struct sn_error config_err;
+	spank_context_t where;			/* plugin.c */
+	bool config_ok;				/* plugin.c */
+	struct sn_config cfg;			/* plugin.c */
+	struct sn_error config_err;		/* plugin.c */
 
-	struct sn_profile_request profile_req;	/* option or env var */
+	/* Option callbacks (plugin.c, then step.c in slurmstepd) or the
+	 * SPANK_NCCL_* env-var forms (submit.c). */
+	struct sn_profile_request profile_req;
 	struct sn_warmup_request warmup_req;
 
-	/* Loaded on demand; freed in slurm_spank_exit(). */
-	bool profiles_loaded;
-	struct sn_profile_set profiles;
-	bool have_plan;
-	struct sn_plan plan;
+	/* Loaded on demand (plan.c); freed in slurm_spank_exit(). */
+	bool profiles_loaded;			/* plan.c */
+	struct sn_profile_set profiles;		/* plan.c */
+	bool have_plan;				/* plan.c */
+	struct sn_plan plan;			/* plan.c */
 
 	/* slurmstepd: a problem found before user_init, reported there. */
-	struct sn_error step_error;
+	struct sn_error step_error;		/* step.c */
 	/* slurmstepd: a failure found in user_init, returned from task_init. */
-	bool fail_tasks;
+	bool fail_tasks;			/* step.c */
 };
 
 /* spank_nccl.c-independent entry points, one per hook and context. */
@@ -101,5 +107,14 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err);
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);
 bool sn_plan_needed(const struct sn_plugin *p);
+/*
+ * plan.c: evaluates the rules on ENV and reports the matches; -1 if an
+ * error rule matched.  SOURCE (submit time: the option or variable) set:
+ * only error rules, with the file and line.  SOURCE NULL (slurmstepd):
+ * every match logged; FIRST_NODE prints warnings and refusals.
+ */
+struct sn_env;
+int sn_rules_report(struct sn_plugin *p, struct sn_env *env,
+		    const char *source, bool first_node);
 
 #endif

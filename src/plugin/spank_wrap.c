@@ -76,15 +76,6 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 	return 0;
 }
 
-int sn_spank_local_task_id(spank_t sp)
-{
-	int id = -1;
-
-	if (spank_get_item(sp, S_TASK_ID, &id) != ESPANK_SUCCESS)
-		return -1;
-	return id;
-}
-
 #define SN_LOG_BODY(fn)                                         \
 	do {                                                    \
 		char msg[2048];                                 \
@@ -108,9 +99,4 @@ void sn_log_user(const char *fmt, ...)
 void sn_log_info(const char *fmt, ...)
 {
 	SN_LOG_BODY(slurm_info);
-}
-
-void sn_log_debug(const char *fmt, ...)
-{
-	SN_LOG_BODY(slurm_debug);
 }

@@ -36,8 +36,6 @@ int sn_spank_unsetenv(spank_t sp, const char *name);
 /* The job's environment array (remote only); NULL on error. */
 char **sn_spank_job_env(spank_t sp);
 int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids);
-/* Local task id of the calling task (task_init only); -1 on error. */
-int sn_spank_local_task_id(spank_t sp);
 
 /*
  * Logging, always prefixed "spank-nccl: ".  sn_log_user reaches the user's
@@ -48,6 +46,5 @@ int sn_spank_local_task_id(spank_t sp);
 void sn_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sn_log_user(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sn_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void sn_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

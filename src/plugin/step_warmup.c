@@ -11,14 +11,16 @@
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
-#include "warmup_codes.h"
+#include "strutil.h"
+#include "helper_protocol.h"
 #include "warmup_result.h"
 
 /* Our deadline is the helper's own plus this, so its timeout wins. */
 #define SN_HELPER_SLACK_MS 300
 #define SN_HELPER_KILL_GRACE_MS 300
 
-struct warmup_run {
+/* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
+struct step_warmup {
 	char node[256];
 	char gpus[512];		/* CUDA_VISIBLE_DEVICES of the step */
 	enum sn_warmup_mode mode;
@@ -39,18 +41,6 @@ static void node_name(char *buf, size_t len)
 	buf[len - 1] = '\0';
 }
 
-/*
- * Control characters become '?' in what the user's side controls (the
- * helper's output, CUDA_VISIBLE_DEVICES): a newline would forge a line
- * in slurmd's log, an escape sequence would reach the admin's terminal.
- */
-static void plain_text(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
 /* No GPU bound to the step on this node: nothing to check. */
 static bool step_has_gpus(const char *cuda_visible_devices)
 {
@@ -59,7 +49,7 @@ static bool step_has_gpus(const char *cuda_visible_devices)
 }
 
 static int run_helper(struct sn_plugin *p, spank_t sp,
-		      const struct sn_job_ids *ids, struct warmup_run *run)
+		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
@@ -80,29 +70,29 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
 	snprintf(floor, sizeof(floor), "%g", cfg->warmup_min_busbw_gbps);
 	argv[argc++] = (char *)cfg->warmup_helper;
-	argv[argc++] = "--mode";
+	argv[argc++] = "--" SN_HELPER_OPT_MODE;
 	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
-	argv[argc++] = "--timeout";
+	argv[argc++] = "--" SN_HELPER_OPT_TIMEOUT;
 	argv[argc++] = timeout;
-	argv[argc++] = "--node";
+	argv[argc++] = "--" SN_HELPER_OPT_NODE;
 	argv[argc++] = run->node;
-	argv[argc++] = "--json";
-	argv[argc++] = "--teardown";
-	argv[argc++] = cfg->warmup_teardown_exit ? "exit" : "clean";
+	argv[argc++] = "--" SN_HELPER_OPT_JSON;
+	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
+	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
 	/* The NCCL search order (LD_PRELOAD first) is the helper's; these
 	 * are the step's and the site's places in it. */
 	if (p->warmup_req.nccl[0]) {
-		argv[argc++] = "--nccl";
+		argv[argc++] = "--" SN_HELPER_OPT_NCCL;
 		argv[argc++] = p->warmup_req.nccl;
 	}
 	if (cfg->warmup_nccl[0]) {
-		argv[argc++] = "--nccl-default";
+		argv[argc++] = "--" SN_HELPER_OPT_NCCL_DEFAULT;
 		argv[argc++] = (char *)cfg->warmup_nccl;
 	}
 	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
-		argv[argc++] = "--bytes";
+		argv[argc++] = "--" SN_HELPER_OPT_BYTES;
 		argv[argc++] = bytes;
-		argv[argc++] = "--min-busbw";
+		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
 		argv[argc++] = floor;
 	}
 	argv[argc] = NULL;
@@ -134,7 +124,7 @@ static void stderr_tail(const struct sn_helper_outcome *o, char *buf,
 }
 
 static void describe_failure(const struct sn_plugin *p,
-			     const struct warmup_run *run, char *buf,
+			     const struct step_warmup *run, char *buf,
 			     size_t len)
 {
 	const struct sn_helper_outcome *o = &run->outcome;
@@ -176,7 +166,7 @@ static void describe_failure(const struct sn_plugin *p,
 /* The fleet record of this run (step_record.c). */
 static int record_warmup(const struct sn_plugin *p,
 			 const struct sn_job_ids *ids,
-			 const struct warmup_run *run, bool ok,
+			 const struct step_warmup *run, bool ok,
 			 const char *message)
 {
 	struct sn_warmup_facts f = {
@@ -199,7 +189,7 @@ static int record_warmup(const struct sn_plugin *p,
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids)
 {
-	struct warmup_run *run;
+	struct step_warmup *run;
 	struct sn_error err;
 	char message[2048];
 	bool ok;
@@ -247,9 +237,13 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	       (run->outcome.out[run->outcome.out_len - 1] == '\n' ||
 		run->outcome.out[run->outcome.out_len - 1] == '\r'))
 		run->outcome.out[--run->outcome.out_len] = '\0';
-	plain_text(run->gpus);
-	plain_text(run->outcome.out);
-	plain_text(run->result.summary);
+	/* In place: what the user's side controls (the helper's output,
+	 * CUDA_VISIBLE_DEVICES) must not forge lines in slurmd's log. */
+	sn_str_printable(run->gpus, sizeof(run->gpus), run->gpus);
+	sn_str_printable(run->outcome.out, sizeof(run->outcome.out),
+			 run->outcome.out);
+	sn_str_printable(run->result.summary, sizeof(run->result.summary),
+			 run->result.summary);
 	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
@@ -267,7 +261,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	message[0] = '\0';
 	if (!ok) {
 		describe_failure(p, run, message, sizeof(message));
-		plain_text(message);
+		sn_str_printable(message, sizeof(message), message);
 	}
 	if (record_warmup(p, ids, run, ok, message) < 0)
 		rc = -1;

@@ -11,12 +11,9 @@
 #include "env_apply.h"
 #include "envlist.h"
 #include "plugin.h"
-#include "rules.h"
 #include "spank_wrap.h"
 
 extern char **environ;
-
-#define SN_MAX_MATCHED_RULES 64
 
 static void print_profile_list(const struct sn_profile_set *set)
 {
@@ -39,13 +36,11 @@ static void print_profile_list(const struct sn_profile_set *set)
  */
 static int check_error_rules(struct sn_plugin *p, const char *source)
 {
-	const struct sn_rule *matched[SN_MAX_MATCHED_RULES];
 	struct sn_apply_report report = { 0 };
 	struct sn_envlist list;
 	struct sn_env env;
 	struct sn_error err;
-	size_t n, i;
-	int rc = 0;
+	int rc;
 
 	if (sn_envlist_init_from(&list, environ) < 0) {
 		sn_log_error("%s: out of memory", source);
@@ -57,16 +52,7 @@ static int check_error_rules(struct sn_plugin *p, const char *source)
 		rc = -1;
 		goto out;
 	}
-	n = sn_rules_evaluate(&p->profiles, &env, matched,
-			      SN_MAX_MATCHED_RULES);
-	for (i = 0; i < n; i++) {
-		if (matched[i]->level != SN_RULE_ERROR)
-			continue;
-		sn_log_error("%s: refused by rule \"%s\" (%s:%u): %s", source,
-			     matched[i]->name, p->profiles.path,
-			     matched[i]->line, matched[i]->message);
-		rc = -1;
-	}
+	rc = sn_rules_report(p, &env, source, true);
 out:
 	sn_apply_report_free(&report);
 	sn_envlist_free(&list);

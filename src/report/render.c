@@ -11,6 +11,7 @@
 
 #include "report.h"
 #include "warmup_result.h"
+#include "json_write.h"
 
 /* Control characters (a decoded "\n" in a record) become '?'. */
 static const char *plain(const char *s, char *buf, size_t cap)

@@ -3,7 +3,7 @@
 
 #include "bandwidth.h"
 #include "cuda_driver.h"
-#include "errors.h"
+#include "failed_call.h"
 #include "nccl_loader.h"
 
 #define WU_TIMED_ITERS 5

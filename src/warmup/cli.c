@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
-#include <errno.h>
-#include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,21 +8,11 @@
 
 #include "warmup.h"
 
-#define WU_DEFAULT_TIMEOUT_S 60.0
-#define WU_MAX_TIMEOUT_S 3600.0
-#define WU_DEFAULT_BYTES (64ULL << 20)
-#define WU_MAX_BYTES (16ULL << 30)
-
-const char *wu_mode_name(enum wu_mode mode)
-{
-	switch (mode) {
-	case WU_MODE_CHECK: return "check";
-	case WU_MODE_COMM: return "comm";
-	case WU_MODE_BANDWIDTH: return "bandwidth";
-	}
-	return "?";
-}
-
+/*
+ * Names, limits and defaults are the plugin's (core/helper_protocol.h,
+ * core/options.h): spank_nccl.so passes plugstack.conf's values through,
+ * so both sides must accept exactly the same ones.
+ */
 void wu_cli_usage(void)
 {
 	fputs("Usage: nccl-warmup [--mode check|comm|bandwidth] [--timeout SECONDS]\n"
@@ -38,13 +27,14 @@ void wu_cli_usage(void)
 	      "  --mode check       enumerate GPUs, check for duplicate PCI bus IDs\n"
 	      "  --mode comm        also init one NCCL communicator and verify an\n"
 	      "                     all-reduce (default)\n"
-	      "  --mode bandwidth   also time an all-reduce of --bytes (default 64M)\n"
-	      "  --timeout SECONDS  overall deadline, 0 < SECONDS <= 3600 (default 60)\n"
+	      "  --mode bandwidth   also time an all-reduce of --bytes (1K to 16G,\n"
+	      "                     default 64M)\n"
+	      "  --timeout SECONDS  overall deadline, whole seconds, 1 to 540 (default 60)\n"
 	      "  --min-busbw GBPS   fail (exit 7) below this bus bandwidth\n"
 	      "  --json             print one JSON object on stdout\n"
+	      "  --teardown exit    leave the teardown to process exit (default; faster)\n"
 	      "  --teardown clean   destroy the communicators and free memory before\n"
-	      "                     exiting (default)\n"
-	      "  --teardown exit    leave that to process exit (faster)\n"
+	      "                     exiting\n"
 	      "  --quiet            no summary line on success\n"
 	      "  --node NAME        node name for messages (default: hostname)\n"
 	      "  --nccl FILE|DIR    the NCCL the step named (after one in LD_PRELOAD)\n"
@@ -52,74 +42,6 @@ void wu_cli_usage(void)
 	      "                     the site's NCCL, after LD_LIBRARY_PATH; then the\n"
 	      "                     system's libnccl.so.2 (see nccl-warmup(1))\n",
 	      stdout);
-}
-
-static int parse_mode(const char *v, struct wu_options *opt, char *err,
-		      size_t len)
-{
-	if (strcmp(v, "check") == 0)
-		opt->mode = WU_MODE_CHECK;
-	else if (strcmp(v, "comm") == 0)
-		opt->mode = WU_MODE_COMM;
-	else if (strcmp(v, "bandwidth") == 0)
-		opt->mode = WU_MODE_BANDWIDTH;
-	else {
-		snprintf(err, len,
-			 "invalid --mode '%s': use check, comm or bandwidth", v);
-		return -1;
-	}
-	return 0;
-}
-
-/* A finite decimal number in [MIN, MAX]; MIN_OPEN excludes MIN itself. */
-static int parse_real(const char *opt_name, const char *v, double min,
-		      bool min_open, double max, double *out, char *err,
-		      size_t len)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (!*v || isspace((unsigned char)*v) || *end || errno ||
-	    !isfinite(d) || d < min || (min_open && d == min) || d > max) {
-		snprintf(err, len,
-			 "invalid %s '%s': give a number %s %g and <= %g",
-			 opt_name, v, min_open ? ">" : ">=", min, max);
-		return -1;
-	}
-	*out = d;
-	return 0;
-}
-
-static int parse_bytes(const char *v, unsigned long long *out, char *err,
-		       size_t len)
-{
-	unsigned long long n, mult = 1;
-	char *end;
-
-	errno = 0;
-	if (!isdigit((unsigned char)*v))
-		goto bad;
-	n = strtoull(v, &end, 10);
-	if (errno)
-		goto bad;
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': mult = 1ULL << 10; end++; break;
-	case 'm': case 'M': mult = 1ULL << 20; end++; break;
-	case 'g': case 'G': mult = 1ULL << 30; end++; break;
-	default: goto bad;
-	}
-	if (*end || n > WU_MAX_BYTES / mult || n * mult < 4)
-		goto bad;
-	*out = n * mult;
-	return 0;
-bad:
-	snprintf(err, len,
-		 "invalid --bytes '%s': give N, NK, NM or NG (binary units), from 4 bytes to 16G",
-		 v);
-	return -1;
 }
 
 static int parse_node(const char *v, struct wu_options *opt, char *err,
@@ -151,18 +73,6 @@ static void default_node(struct wu_options *opt)
 	snprintf(opt->node, sizeof(opt->node), "%s", host);
 }
 
-static int parse_teardown(const char *v, struct wu_options *opt, char *err,
-			  size_t err_len)
-{
-	if (strcmp(v, "clean") == 0 || strcmp(v, "exit") == 0) {
-		opt->teardown_exit = v[0] == 'e';
-		return 0;
-	}
-	snprintf(err, err_len,
-		 "invalid --teardown '%.40s': give clean or exit", v);
-	return -1;
-}
-
 /* An absolute path: the helper runs with the job's working directory. */
 static int parse_nccl_path(const char *name, const char *v, char *out,
 			   size_t out_len, char *err, size_t err_len)
@@ -172,95 +82,136 @@ static int parse_nccl_path(const char *name, const char *v, char *out,
 		return 0;
 	}
 	snprintf(err, err_len,
-		 "invalid %s '%.80s': give the absolute path of libnccl.so.2 or of its directory",
+		 "invalid --%s '%.80s': give the absolute path of libnccl.so.2 or of its directory",
 		 name, v);
 	return -1;
 }
 
-/* Options that take a value accept "--opt VALUE" and "--opt=VALUE". */
-static const char *const value_opts[] = {
-	"--mode", "--timeout", "--bytes", "--min-busbw", "--node", "--teardown",
-	"--nccl", "--nccl-default", NULL,
+/* One option's value; -1 with ERR set when it is not valid. */
+static int parse_value(int opt_char, const char *v, struct wu_options *o,
+		       char *err, size_t len)
+{
+	unsigned int timeout_s;
+	int rc = 0;
+
+	switch (opt_char) {
+	case 'm':
+		o->mode = sn_warmup_mode_from_name(v);
+		if (o->mode == SN_WARMUP_MODE_UNSET ||
+		    o->mode == SN_WARMUP_MODE_OFF) {
+			snprintf(err, len,
+				 "invalid --mode '%.80s': use check, comm or bandwidth",
+				 v);
+			return -1;
+		}
+		return 0;
+	case 't':
+		rc = sn_parse_timeout_s(v, &timeout_s);
+		o->timeout_s = timeout_s;
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --timeout '%.80s': give whole seconds from 1 to %d",
+				 v, SN_WARMUP_TIMEOUT_MAX_S);
+		return rc;
+	case 'b':
+		rc = sn_parse_bytes(v, &o->bytes);
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --bytes '%.80s': give N, NK, NM or NG (binary units), from 1K to 16G",
+				 v);
+		return rc;
+	case 'f':
+		rc = sn_parse_busbw(v, &o->min_busbw_gbps);
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --min-busbw '%.80s': give GB/s from 0 to %.0f, e.g. 100 or 37.5",
+				 v, SN_WARMUP_BUSBW_MAX);
+		return rc;
+	case 'd':
+		rc = sn_parse_teardown(v, &o->teardown_exit);
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --teardown '%.40s': give clean or exit", v);
+		return rc;
+	case 'n':
+		return parse_node(v, o, err, len);
+	case 'N':
+		return parse_nccl_path(SN_HELPER_OPT_NCCL, v, o->nccl_user,
+				       sizeof(o->nccl_user), err, len);
+	case 'D':
+		return parse_nccl_path(SN_HELPER_OPT_NCCL_DEFAULT, v,
+				       o->nccl_admin, sizeof(o->nccl_admin),
+				       err, len);
+	}
+	return 0;
+}
+
+static const struct option long_opts[] = {
+	{ SN_HELPER_OPT_MODE, required_argument, NULL, 'm' },
+	{ SN_HELPER_OPT_TIMEOUT, required_argument, NULL, 't' },
+	{ SN_HELPER_OPT_BYTES, required_argument, NULL, 'b' },
+	{ SN_HELPER_OPT_MIN_BUSBW, required_argument, NULL, 'f' },
+	{ SN_HELPER_OPT_TEARDOWN, required_argument, NULL, 'd' },
+	{ SN_HELPER_OPT_NODE, required_argument, NULL, 'n' },
+	{ SN_HELPER_OPT_NCCL, required_argument, NULL, 'N' },
+	{ SN_HELPER_OPT_NCCL_DEFAULT, required_argument, NULL, 'D' },
+	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
 };
 
 enum wu_cli_result wu_cli_parse(int argc, char **argv,
 				struct wu_options *opt, char *err,
 				size_t err_len)
 {
+	int c;
+
 	memset(opt, 0, sizeof(*opt));
 	default_node(opt);
-	opt->mode = WU_MODE_COMM;
-	opt->timeout_s = WU_DEFAULT_TIMEOUT_S;
-	opt->bytes = WU_DEFAULT_BYTES;
+	opt->mode = SN_WARMUP_MODE_COMM;
+	opt->timeout_s = SN_WARMUP_TIMEOUT_DEFAULT_S;
+	opt->bytes = SN_WARMUP_BYTES_DEFAULT;
+	opt->teardown_exit = SN_WARMUP_TEARDOWN_EXIT_DEFAULT;
 	err[0] = '\0';
 
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		const char *value = NULL;
-		char name[32];
-		int rc = 0;
-
-		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+	/* Our own messages (opterr = 0), in the usage-error line. */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			wu_cli_usage();
 			return WU_CLI_EXIT_OK;
-		}
-		if (strcmp(arg, "--version") == 0) {
+		case 'V':
 			printf("nccl-warmup (spank-nccl) %s\n", WU_VERSION);
 			return WU_CLI_EXIT_OK;
-		}
-		if (strcmp(arg, "--json") == 0) {
+		case 'j':
 			opt->json = true;
-			continue;
-		}
-		if (strcmp(arg, "--quiet") == 0) {
+			break;
+		case 'q':
 			opt->quiet = true;
-			continue;
-		}
-		snprintf(name, sizeof(name), "%.*s",
-			 (int)strcspn(arg, "="), arg);
-		for (int k = 0; value_opts[k]; k++) {
-			if (strcmp(name, value_opts[k]) != 0)
-				continue;
-			if (arg[strlen(name)] == '=')
-				value = arg + strlen(name) + 1;
-			else if (i + 1 < argc)
-				value = argv[++i];
-			else {
-				snprintf(err, err_len, "%s needs a value", name);
-				return WU_CLI_USAGE;
-			}
-		}
-		if (!value) {
+			break;
+		case ':':
+			snprintf(err, err_len, "%.40s needs a value",
+				 argv[optind - 1]);
+			return WU_CLI_USAGE;
+		case '?':
 			snprintf(err, err_len,
 				 "unknown argument '%.80s' (see nccl-warmup --help)",
-				 arg);
+				 argv[optind - 1]);
 			return WU_CLI_USAGE;
+		default:
+			if (parse_value(c, optarg, opt, err, err_len) < 0)
+				return WU_CLI_USAGE;
 		}
-		if (strcmp(name, "--mode") == 0)
-			rc = parse_mode(value, opt, err, err_len);
-		else if (strcmp(name, "--timeout") == 0)
-			rc = parse_real("--timeout", value, 0, true,
-					WU_MAX_TIMEOUT_S, &opt->timeout_s,
-					err, err_len);
-		else if (strcmp(name, "--bytes") == 0)
-			rc = parse_bytes(value, &opt->bytes, err, err_len);
-		else if (strcmp(name, "--min-busbw") == 0)
-			rc = parse_real("--min-busbw", value, 0, false, 1e6,
-					&opt->min_busbw_gbps, err, err_len);
-		else if (strcmp(name, "--node") == 0)
-			rc = parse_node(value, opt, err, err_len);
-		else if (strcmp(name, "--teardown") == 0)
-			rc = parse_teardown(value, opt, err, err_len);
-		else if (strcmp(name, "--nccl") == 0)
-			rc = parse_nccl_path(name, value, opt->nccl_user,
-					     sizeof(opt->nccl_user), err,
-					     err_len);
-		else if (strcmp(name, "--nccl-default") == 0)
-			rc = parse_nccl_path(name, value, opt->nccl_admin,
-					     sizeof(opt->nccl_admin), err,
-					     err_len);
-		if (rc)
-			return WU_CLI_USAGE;
+	}
+	if (optind < argc) {
+		snprintf(err, err_len,
+			 "unknown argument '%.80s' (see nccl-warmup --help)",
+			 argv[optind]);
+		return WU_CLI_USAGE;
 	}
 	return WU_CLI_RUN;
 }

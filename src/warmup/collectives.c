@@ -18,7 +18,7 @@
 
 #include "comm.h"
 #include "cuda_driver.h"
-#include "errors.h"
+#include "failed_call.h"
 #include "nccl_loader.h"
 
 /* Layout of each rank's scratch buffer, in floats: the inputs of every

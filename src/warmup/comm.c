@@ -11,7 +11,7 @@
 
 #include "comm.h"
 #include "cuda_driver.h"
-#include "errors.h"
+#include "failed_call.h"
 #include "nccl_loader.h"
 
 static void poll_pause(void)

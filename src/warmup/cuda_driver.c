@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "cuda_driver.h"
-#include "errors.h"
+#include "failed_call.h"
 
 #define WU_LIBCUDA "libcuda.so.1"
 #define WU_DRIVER_VERSION_FILE "/proc/driver/nvidia/version"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cuda_driver.h"
-#include "errors.h"
+#include "failed_call.h"
 #include "warmup.h"
 
 /*

@@ -26,7 +26,7 @@ static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 	code = wu_comm_init(run, &comm);
 	if (!code)
 		code = wu_collectives(run, &comm);
-	if (!code && run->opt.mode == WU_MODE_BANDWIDTH)
+	if (!code && run->opt.mode == SN_WARMUP_MODE_BANDWIDTH)
 		code = wu_bandwidth(run, &comm);
 	/*
 	 * --teardown exit: the verdict is in; process exit releases the
@@ -66,7 +66,7 @@ static int run_all(struct wu_run *run)
 	/* Check mode too: every result names the NCCL the job would get.
 	 * Loading it runs nothing of NCCL but its ncclGetVersion. */
 	code = wu_nccl_load(run, &nccl);
-	if (code || run->opt.mode == WU_MODE_CHECK)
+	if (code || run->opt.mode == SN_WARMUP_MODE_CHECK)
 		return code;
 	/*
 	 * The driver enumerates one MIG instance per process, so several MIG

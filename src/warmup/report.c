@@ -127,7 +127,7 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
 		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
 		    wu_nccl_source_name(s->nccl_source));
-	add(&o, ", %s mode", wu_mode_name(s->opt.mode));
+	add(&o, ", %s mode", sn_warmup_mode_name(s->opt.mode));
 	if (s->mem_measured) {
 		add(&o, ", NCCL memory");
 		for (size_t i = 0; i < s->n_gpus; i++)
@@ -196,7 +196,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add(o, "{\"version\":1,\"node\":");
 	add_json_string(o, s->opt.node);
 	add(o, ",\"mode\":\"%s\",\"status\":\"%s\",\"exit_code\":%d,\"message\":",
-	    wu_mode_name(s->opt.mode), sn_warmup_exit_status(code), code);
+	    sn_warmup_mode_name(s->opt.mode), sn_warmup_exit_status(code), code);
 	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
 	add(o, ",\"note\":");
 	add_json_string(o, s->note);

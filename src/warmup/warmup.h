@@ -15,18 +15,15 @@
 #include <stddef.h>
 
 #include "busid.h"
-#include "warmup_codes.h"
+#include "clock.h"
+#include "json_write.h"
+#include "helper_protocol.h"
+#include "options.h"
 #include "warmup_result.h"
 
 #define WU_MAX_GPUS SN_RESULT_MAX_GPUS
 #define WU_NODE_MAX 64
 #define WU_MESSAGE_MAX 1024
-
-enum wu_mode {
-	WU_MODE_CHECK,
-	WU_MODE_COMM,
-	WU_MODE_BANDWIDTH,
-};
 
 enum wu_phase {
 	WU_PHASE_CUDA_INIT,
@@ -63,7 +60,7 @@ struct wu_cu;
 struct wu_nccl;
 
 struct wu_options {
-	enum wu_mode mode;
+	enum sn_warmup_mode mode;	/* CHECK, COMM or BANDWIDTH */
 	double timeout_s;
 	unsigned long long bytes;	/* bandwidth message size */
 	double min_busbw_gbps;		/* 0: no floor */
@@ -112,8 +109,11 @@ struct wu_run {
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
 
-/* clock.c */
-double wu_now(void);
+/* Monotonic seconds: the core's one clock (src/core/clock.c). */
+static inline double wu_now(void)
+{
+	return sn_clock_ms() / 1e3;
+}
 
 /* run.c: state updates (all take the lock) */
 void wu_run_init(struct wu_run *run);
@@ -135,7 +135,6 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 				struct wu_options *opt, char *err,
 				size_t err_len);
 void wu_cli_usage(void);
-const char *wu_mode_name(enum wu_mode mode);
 
 /* gpus.c */
 int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu);

@@ -24,18 +24,9 @@ fail_all() {
 	exit 0
 }
 
-mkdir -p "$build" || fail_all "cannot create $build" /dev/null
-log=$build/ci-sanitizers.log
-: >"$log"
-if [ ! -x "$src/configure" ]; then
-	(cd "$src" && autoreconf -fi) >>"$log" 2>&1 ||
-		fail_all "autoreconf -fi failed" "$log"
-fi
-echo "# configure --enable-sanitizers in $build"
-(cd "$build" && "$src/configure" -q --enable-sanitizers) >>"$log" 2>&1 ||
-	fail_all "configure --enable-sanitizers failed" "$log"
-grep -q -- '-fsanitize=address,undefined' "$build/Makefile" ||
-	fail_all "SAN_CFLAGS did not reach the Makefile" "$log"
+# shellcheck source=build-tree.bash
+. "$src/tests/ci.d/build-tree.bash"
+ci_configure_tree "$build" --enable-sanitizers '-fsanitize=address,undefined'
 
 # detect_leaks: LeakSanitizer runs at each test program's exit too.
 # handle_segv=0: test_nccl_warmup.sh makes the helper die of SIGSEGV on

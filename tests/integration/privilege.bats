@@ -198,16 +198,17 @@ EOF
 		sn_fail "$(grep ^uid= "$f")"
 }
 
-@test "privilege: source audit: one exec call in the plugin, in helper_exec.c" {
+@test "privilege: source audit: one exec call in the plugin, in helper_child.c" {
 	local src="$SN_SRC_DIR/src/plugin" hits
 	[ -d "$src" ] || sn_fail "no sources at $src"
 	hits=$(grep -nE '\b(exec[lv]p?e?|execvpe|fexecve|system|popen|posix_spawnp?|vfork|clone3?)[[:space:]]*\(' \
 		"$src"/*.c | grep -vE '^\S+:[0-9]+:\s*(/\*|\*)')
 	[ "$(wc -l <<<"$hits")" -eq 1 ] &&
-		grep -q '^.*/helper_exec\.c:[0-9]*:[[:space:]]*execve(spec->path, spec->argv, spec->envp);' <<<"$hits" ||
+		grep -q '^.*/helper_child\.c:[0-9]*:[[:space:]]*execve(spec->path, spec->argv, spec->envp);' <<<"$hits" ||
 		sn_fail "exec calls in src/plugin: $hits"
 	# That exec happens only after the switch to the job user.
-	awk '/^child_run\(/ { f = 1 } f && /child_drop_privileges/ { d = NR }
+	awk '/^void sn_helper_child_run\(/ { f = 1 }
+	     f && /child_drop_privileges/ { d = NR }
 	     f && /execve\(/ { e = NR; exit } END { exit !(d && e && d < e) }' \
-		"$src/helper_exec.c" || sn_fail "execve before the privilege drop"
+		"$src/helper_child.c" || sn_fail "execve before the privilege drop"
 }

@@ -96,11 +96,6 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 	return 0;
 }
 
-int sn_spank_local_task_id(spank_t sp)
-{
-	return 0;
-}
-
 #define MOCK_CAPTURE(arr, count)                                        \
 	do {                                                            \
 		va_list ap;                                             \
@@ -125,8 +120,4 @@ void sn_log_user(const char *fmt, ...)
 void sn_log_info(const char *fmt, ...)
 {
 	MOCK_CAPTURE(mock.info, mock.n_info);
-}
-
-void sn_log_debug(const char *fmt, ...)
-{
 }

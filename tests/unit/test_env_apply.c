@@ -356,6 +356,90 @@ static void test_empty_plan(void **state)
 	fake_env_free(&env);
 }
 
+/* A step's cycle: the earlier step's values go back, this step's are
+ * applied and recorded (one record, this step's only). */
+static void test_step_cycle(void **state)
+{
+	struct planned first, second;
+	struct fake_env env;
+	struct sn_apply_report report;
+	struct sn_error err = { "" };
+	char dump[1024];
+	char *initial[] = { "NCCL_DEBUG=INFO", NULL };
+
+	plan_from(&first, "set NCCL_ALGO=Tree\nforce unset NCCL_DEBUG\n");
+	plan_from(&second, "set NCCL_PROTO=Simple\n");
+	fake_env_init(&env, initial);
+	assert_int_equal(sn_step_env_apply(&first.plan, &env.env, &report,
+					   &err), 0);
+	assert_false(report.record_lost);
+	assert_false(report.inherited_ignored);
+	sn_apply_report_free(&report);
+	assert_non_null(sn_envlist_get(&env.list, SN_ENV_APPLIED));
+	assert_null(sn_envlist_get(&env.list, "NCCL_DEBUG"));
+
+	/* The next step (inheriting that environment) asks for another. */
+	assert_int_equal(sn_step_env_apply(&second.plan, &env.env, &report,
+					   &err), 0);
+	assert_int_equal(report.n_set, 1);
+	sn_apply_report_free(&report);
+	assert_string_equal(sn_envlist_get(&env.list, "NCCL_DEBUG"), "INFO");
+	assert_null(sn_envlist_get(&env.list, "NCCL_ALGO"));
+	assert_string_equal(sn_envlist_get(&env.list, "NCCL_PROTO"), "Simple");
+
+	/* No profiles (--nccl-profile=none): only the revert, record gone. */
+	assert_int_equal(sn_step_env_apply(NULL, &env.env, &report, &err), 0);
+	sn_apply_report_free(&report);
+	fake_env_dump(&env, dump, sizeof(dump));
+	assert_string_equal(dump, "NCCL_DEBUG=INFO");
+	fake_env_free(&env);
+	planned_free(&first);
+	planned_free(&second);
+}
+
+static void test_step_cycle_bad_record(void **state)
+{
+	struct planned p;
+	struct fake_env env;
+	struct sn_apply_report report;
+	struct sn_error err = { "" };
+	char dump[1024];
+	char *garbage[] = { SN_ENV_APPLIED "=not a record", NULL };
+
+	plan_from(&p, "set NCCL_ALGO=Tree\n");
+	fake_env_init(&env, garbage);
+	assert_int_equal(sn_step_env_apply(&p.plan, &env.env, &report, &err),
+			 0);
+	assert_true(report.inherited_ignored);
+	assert_true(report.inherited_error.msg[0] != '\0');
+	sn_apply_report_free(&report);
+	assert_string_equal(sn_envlist_get(&env.list, "NCCL_ALGO"), "Tree");
+	assert_string_not_equal(sn_envlist_get(&env.list, SN_ENV_APPLIED),
+				"not a record");
+	fake_env_free(&env);
+
+	/* Removing the inherited record fails: refused, with the reason. */
+	fake_env_init(&env, garbage);
+	env.fail_write = 1;
+	assert_int_equal(sn_step_env_apply(&p.plan, &env.env, &report, &err),
+			 -1);
+	assert_contains(err.msg, "cannot restore the variables");
+	sn_apply_report_free(&report);
+	fake_env_dump(&env, dump, sizeof(dump));
+	assert_string_equal(dump, SN_ENV_APPLIED "=not a record");
+	fake_env_free(&env);
+
+	/* Applying fails: the message names the profiles. */
+	fake_env_init(&env, NULL);
+	env.fail_write = 1;
+	assert_int_equal(sn_step_env_apply(&p.plan, &env.env, &report, &err),
+			 -1);
+	assert_contains(err.msg, "profiles prof not applied: ");
+	sn_apply_report_free(&report);
+	fake_env_free(&env);
+	planned_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +452,8 @@ int main(void)
 		cmocka_unit_test(test_restore_failure_reported),
 		cmocka_unit_test(test_get_failure),
 		cmocka_unit_test(test_empty_plan),
+		cmocka_unit_test(test_step_cycle),
+		cmocka_unit_test(test_step_cycle_bad_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,8 +95,8 @@ ok_json() {
 	expect_json '"message":""'
 }
 
-# --- all distinct (default 4 fake GPUs) ---------------------------------
-run distinct -- --json
+# --- all distinct (default 4 fake GPUs); clean teardown, to time it ------
+run distinct -- --json --teardown clean
 expect_rc 0; ok_json
 expect_err "spank-nccl: warmup ok on testnode: 4 GPUs [0000:01:00.0 0000:02:00.0 0000:03:00.0 0000:04:00.0], driver CUDA 13.0, NCCL 2."
 expect_err " from $fake/nccl/libnccl.so.2 (ld_library_path)"
@@ -228,12 +228,17 @@ expect_rc 8
 expect_err "allreduce did not finish within the 1 s deadline"
 [ "$elapsed_ms" -lt 2000 ] || fail "took ${elapsed_ms} ms for --timeout 1"
 
-run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 1
+run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 1 --teardown clean
 expect_rc 8
 expect_err "ncclCommFinalize did not finish within the 1 s deadline"
 
 # --teardown exit never finalizes: the same fault cannot bite.
 run teardown-exit FAKE_NCCL_HANG=teardown -- --json --timeout 1 --teardown exit
+expect_rc 0; ok_json
+expect_json '"teardown":null'
+
+# The default is the plugin's (warmup_teardown=exit): helper_protocol.h.
+run teardown-default FAKE_NCCL_HANG=teardown -- --json --timeout 1
 expect_rc 0; ok_json
 expect_json '"teardown":null'
 
@@ -288,7 +293,8 @@ expect_json '"comm_init":null'
 # --- usage errors ----------------------------------------------------------
 for args in "--mode fast" "--timeout 0" "--timeout abc" "--timeout 99999" \
 	    "--bytes 3" "--bytes 1T" "--min-busbw -1" "--frobnicate" \
-	    "--node bad/name" "--timeout"; do
+	    "--node bad/name" "--timeout" "--timeout 541" "--timeout 1.5" \
+	    "--mode off" "--json stray"; do
 	# shellcheck disable=SC2086
 	run "usage $args" -- $args
 	expect_rc 1

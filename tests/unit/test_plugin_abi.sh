@@ -31,6 +31,16 @@ if echo "$exports" | grep -qE '^slurm_spank_job_(prolog|epilog)$'; then
 	echo "FAIL: the main plugin must not define job_prolog/job_epilog" >&2
 	fail=1
 fi
+# What only nccl-warmup uses (src/core/libcore_helper.la: bus IDs, UUIDs,
+# host lists, fabric messages) and what only the admin tools use
+# (libcore_report.la: reading records back) must not be carried by the
+# plugin.  (The JSON writer is shared: slurmstepd writes fleet records.)
+helper_only=$(nm "$so" | awk '{print $NF}' |
+	grep -E '^(sn_busid_|sn_uuid_|sn_hostlist_|sn_fabric_|sn_port_range_|sn_json_parse|sn_record_read)' || true)
+if [ -n "$helper_only" ]; then
+	echo "FAIL: helper-only code linked into spank_nccl.so: $helper_only" >&2
+	fail=1
+fi
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "needed: $(echo "$needed" | tr '\n' ' ')"
 allowed='libc\.so\.6|ld-linux.*'

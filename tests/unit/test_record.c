@@ -20,7 +20,7 @@
 #include "prom.h"
 #include "record.h"
 #include "record_read.h"
-#include "warmup_codes.h"
+#include "helper_protocol.h"
 
 static struct sn_json doc;
 static struct sn_record_view view;

@@ -125,36 +125,12 @@ static void test_evaluate(void **state)
 	sn_profile_set_free(&set);
 }
 
-static void test_kvlist_find(void **state)
-{
-	char v[16];
-
-	assert_true(sn_kvlist_find("a:1,b:2", "b", v, sizeof(v)));
-	assert_string_equal(v, "2");
-	assert_true(sn_kvlist_find("a:1,b:2,a:3", "a", v, sizeof(v)));
-	assert_string_equal(v, "3");
-	assert_true(sn_kvlist_find(" a : x y ", "a", v, sizeof(v)));
-	assert_string_equal(v, "x y");
-	assert_true(sn_kvlist_find("a:", "a", v, sizeof(v)));
-	assert_string_equal(v, "");
-	assert_true(sn_kvlist_find("k:v:w", "k", v, sizeof(v)));
-	assert_string_equal(v, "v:w");
-	assert_false(sn_kvlist_find("ab:1", "a", v, sizeof(v)));
-	assert_false(sn_kvlist_find("a", "a", v, sizeof(v)));
-	assert_false(sn_kvlist_find("", "a", v, sizeof(v)));
-	assert_false(sn_kvlist_find(",,,", "a", v, sizeof(v)));
-	assert_true(sn_kvlist_find("a:1", "a", NULL, 0));
-	assert_true(sn_kvlist_find("a:0123456789abcdefXYZ", "a", v, sizeof(v)));
-	assert_string_equal(v, "0123456789abcde");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule_table),
 		cmocka_unit_test(test_unreadable_value),
 		cmocka_unit_test(test_evaluate),
-		cmocka_unit_test(test_kvlist_find),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

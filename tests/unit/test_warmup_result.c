@@ -8,7 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "warmup_codes.h"
+#include "helper_protocol.h"
+#include "json_write.h"
 #include "warmup_result.h"
 
 /* What nccl-warmup --json printed on the fake 4-GPU node. */
@@ -373,26 +374,6 @@ static void test_escape_roundtrip(void **state)
 	assert_string_equal(res.message, msg);
 }
 
-static void test_exit_names_and_hints(void **state)
-{
-	assert_string_equal(sn_warmup_exit_name(SN_WARMUP_DUPLICATE_BUSID),
-			    "duplicate PCI bus ID");
-	assert_string_equal(sn_warmup_exit_status(SN_WARMUP_DUPLICATE_BUSID),
-			    "duplicate_busid");
-	assert_true(strstr(sn_warmup_exit_hint(SN_WARMUP_DUPLICATE_BUSID),
-			   "drain the node") != NULL);
-	assert_true(strstr(sn_warmup_exit_hint(SN_WARMUP_TIMEOUT),
-			   "nvidia-smi") != NULL);
-	for (int code = 0; code <= SN_WARMUP_INTERNAL; code++) {
-		assert_true(strlen(sn_warmup_exit_hint(code)) > 20);
-		assert_string_not_equal(sn_warmup_exit_name(code),
-					"unknown exit code");
-	}
-	assert_string_equal(sn_warmup_exit_name(42), "unknown exit code");
-	assert_string_equal(sn_warmup_exit_status(-1), "internal");
-	assert_true(strlen(sn_warmup_exit_hint(139)) > 20);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,7 +393,6 @@ int main(void)
 		cmocka_unit_test(test_too_many_gpus),
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_escape_roundtrip),
-		cmocka_unit_test(test_exit_names_and_hints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cuda_driver.h"
-#include "errors.h"
+#include "failed_call.h"
 #include "nccl_loader.h"
 
 int wu_cuda_fail(struct wu_run *run, CUresult rc, const char *call)

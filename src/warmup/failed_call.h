@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Failure messages that name the failing CUDA/NCCL call and its error. */
-#ifndef WU_ERRORS_H
-#define WU_ERRORS_H
+/*
+ * Failure messages that name the failing CUDA/NCCL call and its error
+ * (the core's struct sn_error, error.h, only carries text).
+ */
+#ifndef WU_FAILED_CALL_H
+#define WU_FAILED_CALL_H
 
 #include <cuda.h>
 #include "nccl_api.h"

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helper_protocol.h"
+#include "strutil.h"
+
+const struct sn_warmup_exit_info sn_warmup_exits[] = {
+	{ SN_WARMUP_OK, "ok", "ok",
+	  "the GPUs and NCCL are ready" },
+	{ SN_WARMUP_USAGE, "usage", "usage error",
+	  "the warmup helper was called with bad arguments; check warmup_* in plugstack.conf and --nccl-warmup" },
+	{ SN_WARMUP_NO_GPUS, "no_gpus", "no visible GPU",
+	  "the step sees no GPU: request GPUs (--gres=gpu:N or --gpus) or run without --nccl-warmup" },
+	{ SN_WARMUP_DUPLICATE_BUSID, "duplicate_busid", "duplicate PCI bus ID",
+	  "two GPUs report the same PCI bus ID (a driver/firmware fault); drain the node and report it to your admins" },
+	{ SN_WARMUP_CUDA_ERROR, "cuda_error", "CUDA failure",
+	  "the CUDA driver failed on this node: check nvidia-smi, the driver version and dmesg for Xid errors, and report the node to your admins" },
+	{ SN_WARMUP_NCCL_ERROR, "nccl_error", "NCCL failure",
+	  "NCCL could not build a communicator on this node: rerun with NCCL_DEBUG=INFO, check NVLink/fabric manager health, and report the node if it persists" },
+	{ SN_WARMUP_WRONG_RESULT, "wrong_result", "wrong all-reduce result",
+	  "an all-reduce returned wrong data (silent data corruption): drain the node and report it to your admins" },
+	{ SN_WARMUP_LOW_BANDWIDTH, "low_bandwidth", "bus bandwidth below the floor",
+	  "GPU-to-GPU bandwidth is below the site floor: check NVLink status (nvidia-smi nvlink -s) and for other jobs on the GPUs, and report the node" },
+	{ SN_WARMUP_TIMEOUT, "timeout", "timeout",
+	  "NCCL initialisation did not finish in time: check for stuck GPU processes (nvidia-smi) and NVLink/fabric manager health" },
+	{ SN_WARMUP_INTERNAL, "internal", "internal error",
+	  "the warmup helper failed internally (out of memory or I/O error); retry, and report it if it persists" },
+};
+
+const size_t sn_warmup_n_exits =
+	sizeof(sn_warmup_exits) / sizeof(sn_warmup_exits[0]);
+
+static const struct sn_warmup_exit_info *exit_info(int exit_code)
+{
+	if (exit_code < 0 || (size_t)exit_code >= sn_warmup_n_exits)
+		return NULL;
+	return &sn_warmup_exits[exit_code];
+}
+
+const char *sn_warmup_exit_name(int exit_code)
+{
+	const struct sn_warmup_exit_info *e = exit_info(exit_code);
+
+	return e ? e->name : "unknown exit code";
+}
+
+const char *sn_warmup_exit_status(int exit_code)
+{
+	const struct sn_warmup_exit_info *e = exit_info(exit_code);
+
+	/* An unknown code is the helper's fault, whatever it meant. */
+	return e ? e->status : sn_warmup_exits[SN_WARMUP_INTERNAL].status;
+}
+
+const char *sn_warmup_exit_hint(int exit_code)
+{
+	const struct sn_warmup_exit_info *e = exit_info(exit_code);
+
+	return e ? e->hint : "the warmup helper exited with an unexpected code; check that nccl-warmup matches the plugin version";
+}
+
+/* Digits only: strtoul() would also take signs, spaces and hex. */
+static bool all_digits(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	}
+	return true;
+}
+
+int sn_parse_timeout_s(const char *value, unsigned int *out)
+{
+	unsigned long v;
+
+	if (!all_digits(value, strlen(value)))
+		return -1;
+	errno = 0;
+	v = strtoul(value, NULL, 10);
+	if (errno || v < 1 || v > SN_WARMUP_TIMEOUT_MAX_S)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+int sn_parse_bytes(const char *value, unsigned long long *out)
+{
+	size_t n = strlen(value);
+	unsigned long long v = 0;
+	unsigned int shift = 0;
+
+	if (n > 0) {
+		switch (value[n - 1]) {
+		case 'K': case 'k': shift = 10; n--; break;
+		case 'M': case 'm': shift = 20; n--; break;
+		case 'G': case 'g': shift = 30; n--; break;
+		}
+	}
+	/* 12 digits cannot overflow 64 bits even shifted by 30. */
+	if (all_digits(value, n) && n <= 12)
+		v = strtoull(value, NULL, 10) << shift;
+	if (v < SN_WARMUP_BYTES_MIN || v > SN_WARMUP_BYTES_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int sn_parse_busbw(const char *value, double *out)
+{
+	const char *p;
+	int dots = 0, digits = 0;
+	double v;
+
+	/* Plain decimal only: strtod() also takes "inf", "nan" and hex. */
+	for (p = value; *p; p++) {
+		if (*p == '.')
+			dots++;
+		else if (*p >= '0' && *p <= '9')
+			digits++;
+		else
+			break;
+	}
+	v = (*p || dots > 1 || digits == 0) ? -1.0 : strtod(value, NULL);
+	if (!(v >= 0.0 && v <= SN_WARMUP_BUSBW_MAX))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int sn_parse_teardown(const char *value, bool *teardown_exit)
+{
+	if (sn_streq_nocase(value, "exit"))
+		*teardown_exit = true;
+	else if (sn_streq_nocase(value, "clean"))
+		*teardown_exit = false;
+	else
+		return -1;
+	return 0;
+}
+
+const char *sn_teardown_name(bool teardown_exit)
+{
+	return teardown_exit ? "exit" : "clean";
+}

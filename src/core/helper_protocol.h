@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The contract between spank_nccl.so and nccl-warmup, in one place: the
+ * helper's exit codes (number, JSON status, name, hint: one table), the
+ * limits and defaults of its arguments, and the parsers both sides use
+ * for those arguments (the plugin for plugstack.conf, the helper for its
+ * command line), so the two can never disagree on a name, limit or
+ * default.  The result's fields and reader are warmup_result.h; the
+ * exit codes are documented in nccl-warmup(1) and docs/design.md, which
+ * tests/unit/test_helper_protocol.c checks against the table.
+ */
+#ifndef SN_HELPER_PROTOCOL_H
+#define SN_HELPER_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Never renumber a released code. */
+enum sn_warmup_exit {
+	SN_WARMUP_OK = 0,
+	SN_WARMUP_USAGE = 1,          /* bad command line */
+	SN_WARMUP_NO_GPUS = 2,        /* no visible CUDA device */
+	SN_WARMUP_DUPLICATE_BUSID = 3,/* two devices report the same PCI bus ID */
+	SN_WARMUP_CUDA_ERROR = 4,     /* CUDA runtime/driver call failed */
+	SN_WARMUP_NCCL_ERROR = 5,     /* NCCL init or collective failed */
+	SN_WARMUP_WRONG_RESULT = 6,   /* all-reduce returned a wrong value */
+	SN_WARMUP_LOW_BANDWIDTH = 7,  /* bus bandwidth below the floor */
+	SN_WARMUP_TIMEOUT = 8,        /* helper's own deadline expired */
+	SN_WARMUP_INTERNAL = 9,       /* out of memory, I/O error, ... */
+};
+
+struct sn_warmup_exit_info {
+	enum sn_warmup_exit code;
+	const char *status;	/* the JSON "status" word: "duplicate_busid" */
+	const char *name;	/* short name: "duplicate PCI bus ID" */
+	const char *hint;	/* what the user should do (one sentence) */
+};
+
+/* Every exit code, in order of code (index == code). */
+extern const struct sn_warmup_exit_info sn_warmup_exits[];
+extern const size_t sn_warmup_n_exits;
+
+/* Short name of an exit code ("duplicate PCI bus ID", ...). */
+const char *sn_warmup_exit_name(int exit_code);
+/* The JSON "status" word for an exit code ("duplicate_busid", ...). */
+const char *sn_warmup_exit_status(int exit_code);
+/* What the user should do for a helper exit code (one sentence). */
+const char *sn_warmup_exit_hint(int exit_code);
+
+/*
+ * nccl-warmup's long options that spank_nccl.so passes (step_warmup.c
+ * writes "--" NAME, warmup/cli.c's getopt_long table reads NAME).
+ */
+#define SN_HELPER_OPT_MODE "mode"
+#define SN_HELPER_OPT_TIMEOUT "timeout"
+#define SN_HELPER_OPT_NODE "node"
+#define SN_HELPER_OPT_JSON "json"
+#define SN_HELPER_OPT_TEARDOWN "teardown"
+#define SN_HELPER_OPT_BYTES "bytes"
+#define SN_HELPER_OPT_MIN_BUSBW "min-busbw"
+#define SN_HELPER_OPT_NCCL "nccl"			/* the step's nccl=PATH */
+#define SN_HELPER_OPT_NCCL_DEFAULT "nccl-default"	/* warmup_nccl= */
+
+/*
+ * Argument limits and defaults.  The timeout cap is the plugin's: srun
+ * abandons a step launch after 600 s (MessageTimeout-independent), so a
+ * longer warmup in user_init would only be cut off by srun.
+ */
+#define SN_WARMUP_TIMEOUT_DEFAULT_S 60
+#define SN_WARMUP_TIMEOUT_MAX_S 540
+#define SN_WARMUP_BYTES_DEFAULT (64ULL << 20)
+#define SN_WARMUP_BYTES_MIN (1ULL << 10)
+#define SN_WARMUP_BYTES_MAX (16ULL << 30)
+/* Far above any interconnect today: a larger floor is a typo (MB/s?). */
+#define SN_WARMUP_BUSBW_MAX 100000.0
+/* Process exit releases the GPUs (faster); "clean" destroys first. */
+#define SN_WARMUP_TEARDOWN_EXIT_DEFAULT true
+
+/*
+ * Value parsers, shared by plugstack.conf (config.c) and nccl-warmup's
+ * command line (src/warmup/cli.c).  Each returns 0, or -1 leaving *OUT
+ * alone; the caller words the error for its own context.
+ */
+/* Whole seconds, 1 to SN_WARMUP_TIMEOUT_MAX_S. */
+int sn_parse_timeout_s(const char *value, unsigned int *out);
+/* N[K|M|G] (binary units), SN_WARMUP_BYTES_MIN to SN_WARMUP_BYTES_MAX. */
+int sn_parse_bytes(const char *value, unsigned long long *out);
+/* Plain decimal GB/s, 0 to SN_WARMUP_BUSBW_MAX ("inf", hex refused). */
+int sn_parse_busbw(const char *value, double *out);
+/* "exit" or "clean", any case. */
+int sn_parse_teardown(const char *value, bool *teardown_exit);
+const char *sn_teardown_name(bool teardown_exit);
+
+#endif

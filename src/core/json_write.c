@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JSON writing for nccl-warmup's result (helper side only: linked into
+ * nccl-warmup, never into spank_nccl.so, which only reads).
+ */
+#include <string.h>
+
+#include "json_write.h"
+
+size_t sn_json_escape(char *dst, size_t cap, const char *src)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!dst || cap == 0)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)src; p && *p;
+	     p++) {
+		char esc[7];
+		size_t n;
+
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)*p;
+			n = 2;
+		} else if (*p == '\n') {
+			memcpy(esc, "\\n", 2);
+			n = 2;
+		} else if (*p == '\t') {
+			memcpy(esc, "\\t", 2);
+			n = 2;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 0xf];
+			n = 6;
+		} else if (*p >= 0x80) {
+			/* Output must be valid UTF-8 whatever a driver error
+			 * string contains: non-ASCII becomes '?'. */
+			esc[0] = '?';
+			n = 1;
+		} else {
+			esc[0] = (char)*p;
+			n = 1;
+		}
+		if (o + n >= cap)
+			break;
+		memcpy(dst + o, esc, n);
+		o += n;
+	}
+	dst[o] = '\0';
+	return o;
+}

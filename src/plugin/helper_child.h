@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Between the two sides of sn_helper_run(): what the child (helper_child.c)
+ * reports to the parent (helper_exec.c) on the report pipe, and the
+ * limits both keep.
+ */
+#ifndef SN_HELPER_CHILD_H
+#define SN_HELPER_CHILD_H
+
+#include <sys/types.h>
+
+#include "helper_exec.h"
+
+#define SN_POLL_SLICE_MS 20
+#define SN_REAP_LIMIT_MS 2000
+/* How long the supervisor may spend killing and reaping what the helper
+ * left; below SN_REAP_LIMIT_MS so the parent outlasts it. */
+#define SN_SWEEP_LIMIT_MS 1000
+
+enum child_report_kind {
+	REPORT_FAILURE = 1,	/* the helper could not be started */
+	REPORT_STATUS,		/* the helper's wait status */
+};
+
+/* Written on the report pipe by the supervisor and the helper's child. */
+struct child_report {
+	int kind;
+	int stage;
+	int error;
+	int status;
+};
+
+/*
+ * In the forked child: sets up, drops privileges, forks the helper and
+ * supervises it; reports on REPORT_FD.  Never returns.
+ */
+void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
+			 int out_fd, int err_fd, int report_fd)
+	__attribute__((noreturn));
+
+#endif
