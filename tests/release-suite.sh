@@ -45,10 +45,10 @@ step_fail() {
 end() { echo "1..$n" >>"$steps"; exit 0; }
 trap end EXIT
 
-echo "release-suite.sh: Slurm $(srun --version 2>/dev/null | awk '{print $2}'), $(cc --version | head -n1)"
+echo "release-suite.sh: Slurm $(sn_release_local full), $(cc --version | head -n1)"
 cd "$build" || exit 1
 if out=$("$src/configure" -q 2>&1); then
-	step_ok "configure against $(grep -m1 -o 'Slurm headers: *[0-9.]*' config.log 2>/dev/null || echo "spank.h $rel")"
+	step_ok "configure (spank.h of Slurm $(sn_release_local full))"
 else
 	step_fail "configure" "$(tail -n 30 <<<"$out")"
 	exit 0

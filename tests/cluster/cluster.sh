@@ -606,11 +606,6 @@ sn__cluster_stop() {
 	sn__log "stopped ($d)"
 }
 
-# The Slurm release here, in full (e.g. 24.11.5), from srun --version.
-sn_slurm_version() {
-	srun --version 2>/dev/null | awk '{ print $2; exit }'
-}
-
 # The release the caller asked for (SN_SLURM_RELEASE) must be the one
 # whose daemons and clients are on PATH here: a chroot release's cluster
 # is started from inside its root (cluster.sh and the test scripts

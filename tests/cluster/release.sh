@@ -49,13 +49,16 @@ sn_release_suite() {
 	esac
 }
 
-# The Slurm release (major.minor) installed here, e.g. 22.05.
+# The Slurm release (major.minor) installed here, e.g. 22.05; with
+# "full", major.minor.micro (22.05.8).  From the headers the build uses.
 sn_release_local() {
 	local v
 	v=$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-f]*\)$/\1/p' \
 		/usr/include/slurm/slurm_version.h 2>/dev/null)
 	[ -n "$v" ] || return 1
-	printf '%d.%02d\n' $((0x$v >> 16)) $(((0x$v >> 8) & 255))
+	printf '%d.%02d' $((0x$v >> 16)) $(((0x$v >> 8) & 255))
+	[ "${1:-}" != full ] || printf '.%d' $((0x$v & 255))
+	echo
 }
 
 # True when the Slurm release here is MAJOR.MINOR or later (e.g. 23.11).
