@@ -218,6 +218,9 @@ sn__release_chroot() {
 	# shellcheck disable=SC2016
 	unshare --mount --propagation private -- sh -c '
 		root=$1; binds=$2; shift 2
+		# The root must be a mount point: ip netns add remounts /
+		# (make-rslave), which fails on a plain directory.
+		mount --bind "$root" "$root" &&
 		mount --rbind /proc "$root/proc" &&
 		mount --rbind /sys "$root/sys" &&
 		mount --rbind /dev "$root/dev" &&
@@ -227,7 +230,10 @@ sn__release_chroot() {
 		for p in $binds; do
 			mkdir -p "$root$p" && mount --rbind "$p" "$root$p" || exit 125
 		done
-		exec chroot "$root" "$@"' sh "$root" "$binds" "$@"
+		# Same working directory inside when it exists there.
+		cwd=$(pwd)
+		[ -d "$root$cwd" ] || cwd=/
+		exec chroot "$root" env -C "$cwd" "$@"' sh "$root" "$binds" "$@"
 }
 
 # Runs COMMAND on RELEASE: here when it is the host's, else in its root.
@@ -253,6 +259,9 @@ sn_release_reexec() {
 		sn__release_log "error: Slurm $rel runs in a chroot: run as root"
 		exit 1
 	}
-	sn_release_exec "$rel" bash "$@"
+	local script
+	script="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+	shift
+	sn_release_exec "$rel" bash "$script" "$@"
 	exit
 }
