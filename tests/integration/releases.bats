@@ -85,3 +85,23 @@ assert_batch_profile_since() {
 @test "releases: sbatch --export=<list>: the batch script gets the profile from 24.05 on; its steps on every release" {
 	assert_batch_profile_since SLURM_CONF 24.05
 }
+
+# Slurm relays slurmstepd's error() lines to the user's terminal with a
+# prefix of its own: "slurmstepd-NODE: error: " up to 24.11, a timestamp
+# "[YYYY-MM-DDThh:mm:ss.mmm] error: " on 26.05 (docs/user-guide.md, "When
+# something goes wrong").  Releases in between are not tested.
+@test "releases: a compute-node message reaches the user with this release's prefix" {
+	sn_plugstack_set "warmup_helper=$SN_CLUSTER_DIR/libexec/no-such-helper"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 --nccl-warmup=check true
+	sn_assert_failed
+	sn_assert_msg "could not execute"
+	if sn_slurm_at_least 26.05; then
+		grep -qE '^\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+\] error: spank-nccl: ' <<<"$stderr" ||
+			sn_fail "Slurm $(sn_release_local): expected a timestamp prefix"
+	else
+		grep -qE '^slurmstepd-n1: error: spank-nccl: ' <<<"$stderr" ||
+			sn_fail "Slurm $(sn_release_local): expected 'slurmstepd-n1: error: '"
+	fi
+	[[ $stderr == *"srun: error: n1: task 0: Exited with exit code 1"* ]] ||
+		sn_fail "no task failure line"
+}
