@@ -318,6 +318,7 @@ ClusterName=spanknccl
 SlurmctldHost=localhost($ctld_addr)
 EOF
 	sn_slurm_conf_common "$d" >>"$d/etc/slurm.conf"
+	sn__write_job_container >>"$d/etc/slurm.conf"
 	if [ -n "$SN_SLURM_CONF_EXTRA" ]; then
 		printf '%s\n' "$SN_SLURM_CONF_EXTRA" >>"$d/etc/slurm.conf"
 	fi
@@ -339,6 +340,29 @@ EOF
 		>>"$d/etc/slurm.conf"
 	sn__write_cgroup_conf >"$d/etc/cgroup.conf"
 	chmod 0644 "$d/etc/slurm.conf" "$d/etc/gres.conf" "$d/etc/cgroup.conf"
+}
+
+# SlurmdParameters=contain_spank (24.05+) only acts "if a job_container
+# plugin is specified" (slurm.conf(5)): with it, spank user_init,
+# task_post_fork and task_exit run inside the job's namespace.  The tmpfs
+# plugin needs PrologFlags=Contain and job_container.conf; 25.11 renamed
+# JobContainerType to NamespaceType (job_container/tmpfs -> namespace/tmpfs).
+# Only /dev/shm is made private: the tests share files under /tmp.
+sn__write_job_container() {
+	local d=$SN_CLUSTER_DIR
+	case ",$SN_SLURMD_PARAMETERS," in
+	*,contain_spank,*) ;;
+	*) return 0 ;;
+	esac
+	if sn_slurm_at_least 25.11; then
+		echo "NamespaceType=namespace/tmpfs"
+	else
+		echo "JobContainerType=job_container/tmpfs"
+	fi
+	echo "PrologFlags=Contain"
+	printf 'AutoBasePath=true\nBasePath=%s/jc/%%n\nDirs=/dev/shm\n' "$d" \
+		>"$d/etc/job_container.conf"
+	chmod 0644 "$d/etc/job_container.conf"
 }
 
 # slurmd initialises its cgroup plugin at start even with

@@ -35,7 +35,7 @@ SN_RELEASES="22.05 24.11 26.05"
 # Debian packages every release root gets (the host gets its own list in
 # tests/install-deps.sh).  Changing this list rebuilds the roots.
 SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge
-gcc make autoconf automake libtool pkgconf libcmocka-dev bats
+build-essential autoconf automake libtool pkgconf libcmocka-dev bats
 iproute2 util-linux passwd procps ca-certificates xz-utils
 dpkg-dev debhelper fakeroot man-db groff-base"
 
@@ -163,6 +163,11 @@ sn__release_create() {
 	}
 	sn__release_log "creating the Slurm $rel root ($suite) in $root"
 	tmp="$root.new"
+	# A root made from an older package list keeps its base system: apt
+	# below adds what is new.
+	if [ -f "$root/.spank-nccl-base" ] && [ ! -e "$tmp" ]; then
+		mv "$root" "$tmp" || return 1
+	fi
 	rm -rf "$root"
 	# A base system from an interrupted setup is reused (apt below is
 	# idempotent); a half-made one is not.
@@ -201,10 +206,11 @@ sn__release_create() {
 	sn__release_log "Slurm $rel root ready in $(($(date +%s) - t0)) s"
 }
 
-# Runs COMMAND inside ROOT in a private mount namespace: the mounts it
+# Runs COMMAND with ROOT as its root, in a private mount namespace: the mounts it
 # needs vanish with the last process using them (daemons a test cluster
-# started keep theirs while they run).  /proc, /sys and /dev are the
-# host's (slurmd reads /proc, /sys/fs/cgroup; tests need /dev/null);
+# started keep theirs while they run).  /proc and /sys are the host's
+# (slurmd reads /proc, /sys/fs/cgroup); /dev is a private tmpfs with the
+# usual nodes (the fake GPUs are links to /dev/null);
 # /tmp is shared, so a cluster directory looks the same from both sides;
 # the source tree and /usr/local/cuda keep their paths.
 sn__release_chroot() {
@@ -223,8 +229,23 @@ sn__release_chroot() {
 		mount --bind "$root" "$root" &&
 		mount --rbind /proc "$root/proc" &&
 		mount --rbind /sys "$root/sys" &&
-		mount --rbind /dev "$root/dev" &&
 		mount --rbind /tmp "$root/tmp" || exit 125
+		# A /dev of its own, never the host'"'"'s: nothing run in the root
+		# (package scripts, a job container'"'"'s cleanup) can remove or
+		# replace a host device node.
+		mount -t tmpfs -o mode=0755,nosuid tmpfs "$root/dev" || exit 125
+		for n in null:3 zero:5 full:7 random:8 urandom:9; do
+			mknod -m 0666 "$root/dev/${n%:*}" c 1 "${n#*:}" || exit 125
+		done
+		mknod -m 0666 "$root/dev/tty" c 5 0
+		mkdir -p "$root/dev/pts" "$root/dev/shm"
+		mount -t devpts -o newinstance,ptmxmode=0666 devpts "$root/dev/pts" &&
+		ln -s pts/ptmx "$root/dev/ptmx" &&
+		mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm" || exit 125
+		ln -s /proc/self/fd "$root/dev/fd"
+		ln -s /proc/self/fd/0 "$root/dev/stdin"
+		ln -s /proc/self/fd/1 "$root/dev/stdout"
+		ln -s /proc/self/fd/2 "$root/dev/stderr"
 		mkdir -p "$root/run/netns"
 		mount -t tmpfs -o mode=0755 tmpfs "$root/run/netns" || exit 125
 		for p in $binds; do
@@ -233,7 +254,13 @@ sn__release_chroot() {
 		# Same working directory inside when it exists there.
 		cwd=$(pwd)
 		[ -d "$root$cwd" ] || cwd=/
-		exec chroot "$root" env -C "$cwd" "$@"' sh "$root" "$binds" "$@"
+		# pivot_root, not chroot: a process that joins a mount
+		# namespace made from this one (setns, as slurmstepd does for
+		# the job container with contain_spank) gets that namespace'"'"'s
+		# root, which a chroot would not be.
+		mkdir -p "$root/.oldroot" && cd "$root" &&
+		pivot_root . .oldroot && cd / && umount -l /.oldroot || exit 125
+		exec env -C "$cwd" "$@"' sh "$root" "$binds" "$@"
 }
 
 # Runs COMMAND on RELEASE: here when it is the host's, else in its root.

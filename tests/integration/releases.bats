@@ -105,3 +105,32 @@ assert_batch_profile_since() {
 	[[ $stderr == *"srun: error: n1: task 0: Exited with exit code 1"* ]] ||
 		sn_fail "no task failure line"
 }
+
+# SlurmdParameters=contain_spank (24.05+, with a job_container/namespace
+# plugin) runs user_init -- and so the warmup helper spank-nccl starts
+# there -- inside the job's mount namespace, where the tasks run.
+# tests/release-suite.sh runs this file with and without it.
+@test "releases: the warmup helper runs in the tasks' mount namespace, inside the job container only with contain_spank" {
+	local helper="$SN_CLUSTER_DIR/libexec/ns-helper" rec slurmd_ns task_ns helper_ns
+	rec="$SN_CLUSTER_DIR/tmp/ns-helper-$BATS_TEST_NUMBER"
+	rm -f "$rec"
+	printf '#!/bin/sh\nPATH=/usr/bin:/bin readlink /proc/self/ns/mnt >%s\n' "$rec" >"$helper"
+	chmod 0755 "$helper"
+	sn_plugstack_set "warmup_helper=$helper"
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup=check \
+		readlink /proc/self/ns/mnt
+	sn_assert_status 0
+	task_ns=$output
+	helper_ns=$(cat "$rec") || sn_fail "the helper did not run"
+	slurmd_ns=$(readlink "/proc/$(cat "$SN_CLUSTER_DIR/run/slurmd-n1.pid")/ns/mnt")
+	[ "$helper_ns" = "$task_ns" ] ||
+		sn_fail "helper in $helper_ns, tasks in $task_ns"
+	case ",$SN_SLURMD_PARAMETERS," in
+	*,contain_spank,*)
+		[ "$task_ns" != "$slurmd_ns" ] ||
+			sn_fail "contain_spank: the job has no namespace of its own" ;;
+	*)
+		[ "$task_ns" = "$slurmd_ns" ] ||
+			sn_fail "no job container configured, yet the tasks run in $task_ns, slurmd in $slurmd_ns" ;;
+	esac
+}
