@@ -88,11 +88,12 @@ run_bats "" tests/integration/harness.bats \
 # task_post_fork and task_exit in a clone(CLONE_VM) child: the warmup
 # helper then has a short-lived parent.  The suites that exercise those
 # hooks (profiles applied in user_init, the helper spawned, waited for and
-# stripped of privileges there) run again with it.
+# stripped of privileges there) and releases.bats, which checks that the
+# helper really runs in the job's namespace, run again with it.
 if sn_slurm_at_least 24.05; then
 	SN_SLURMD_PARAMETERS=contain_spank run_bats contain_spank \
 		tests/integration/profiles.bats tests/integration/warmup.bats \
-		tests/integration/privilege.bats
+		tests/integration/privilege.bats tests/integration/releases.bats
 fi
 
 # The host's .deb is built and tested by tests/ci.d/50-deb.sh with the
