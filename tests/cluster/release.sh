@@ -80,7 +80,8 @@ sn_release_wanted() {
 # True when the wanted release is the one installed here (the host, or
 # already inside its chroot).
 sn_release_is_local() {
-	[ "$(sn_release_wanted)" = "$(sn_release_local 2>/dev/null)" ]
+	[ -z "${SN_SLURM_RELEASE:-}" ] ||
+		[ "$SN_SLURM_RELEASE" = "$(sn_release_local 2>/dev/null)" ]
 }
 
 # The build tree for the wanted release under source tree SRC: _build for
