@@ -55,9 +55,19 @@ printf 'built for Slurm %d.%02d.%d\n' $((version >> 16)) \
 	$(((version >> 8) & 255)) $((version & 255))
 mode=$(so_u32 slurm_spank_init_failure_mode)
 if [ "$version" -ge $(((25 << 16) + (5 << 8))) ]; then
-	# spank.h 25.05: ESPANK_NODE_FAILURE = 0, ESPANK_JOB_FAILURE = 1.
-	if [ "${mode:-}" != 1 ]; then
-		echo "FAIL: Slurm >= 25.05 but slurm_spank_init_failure_mode is '${mode:-absent}', not ESPANK_JOB_FAILURE (1)" >&2
+	# ESPANK_JOB_FAILURE is an enum constant of slurm_errno.h (3012 in
+	# 26.05): ask the compiler, with the headers the plugin was built with.
+	tmp=$(mktemp -d)
+	printf '#include <stdio.h>\n#include <slurm/spank.h>\nint main(void) { printf("%%d\\n", (int)ESPANK_JOB_FAILURE); return 0; }\n' >"$tmp/v.c"
+	# shellcheck disable=SC2086
+	${SN_CC:-cc} ${SN_SLURM_CPPFLAGS:-} -o "$tmp/v" "$tmp/v.c" &&
+		want=$("$tmp/v")
+	rm -rf "$tmp"
+	if [ -z "${want:-}" ]; then
+		echo "FAIL: cannot read ESPANK_JOB_FAILURE from slurm/spank.h" >&2
+		fail=1
+	elif [ "${mode:-}" != "$want" ]; then
+		echo "FAIL: Slurm >= 25.05 but slurm_spank_init_failure_mode is '${mode:-absent}', not ESPANK_JOB_FAILURE ($want)" >&2
 		fail=1
 	fi
 elif [ -n "$mode" ]; then
