@@ -10,7 +10,8 @@
 #                      Slurm 26.05.5)
 #   SN_CHROOT_CACHE    where the chroots live (default
 #                      /var/cache/spank-nccl/chroots; one per suite, reused
-#                      until the package list below changes)
+#                      and updated in place when the package list below
+#                      changes)
 #   SN_DEBIAN_MIRROR   Debian mirror for debootstrap and apt (default: the
 #                      first Debian URI in the host's apt sources)
 #
@@ -130,7 +131,8 @@ sn__release_log() {
 
 # Creates (or checks) the chroot for RELEASE.  A stamp file records the
 # package list the root was built with; a root without the current stamp
-# is built again from scratch.  Serialised by a lock next to the root.
+# gets the missing packages (or a new root, if it has no base system).
+# Serialised by a lock next to the root.
 sn_release_setup() {
 	local rel=$1 suite root mirror stamp want
 	suite=$(sn_release_suite "$rel") || {
