@@ -97,7 +97,10 @@ EOF
 # task_post_fork and task_exit run inside the job's namespace.  The tmpfs
 # plugin needs PrologFlags=Contain and job_container.conf; 25.11 renamed
 # JobContainerType to NamespaceType (job_container/tmpfs -> namespace/tmpfs).
-# Only /dev/shm is made private: the tests share files under /tmp.
+# Only /dev/shm is made private: the tests share files under /tmp.  No
+# %n in BasePath: 26.05's namespace/tmpfs adds the node name itself (with
+# %n its cleanup fails and steps fail; the clusters that use contain_spank
+# have one node).
 sn__write_job_container() {
 	local d=$SN_CLUSTER_DIR
 	case ",$SN_SLURMD_PARAMETERS," in
@@ -110,7 +113,7 @@ sn__write_job_container() {
 		echo "JobContainerType=job_container/tmpfs"
 	fi
 	echo "PrologFlags=Contain"
-	printf 'AutoBasePath=true\nBasePath=%s/jc/%%n\nDirs=/dev/shm\n' "$d" \
+	printf 'AutoBasePath=true\nBasePath=%s/jc\nDirs=/dev/shm\n' "$d" \
 		>"$d/etc/job_container.conf"
 	chmod 0644 "$d/etc/job_container.conf"
 }
