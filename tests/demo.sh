@@ -9,7 +9,9 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build="$src/_build"
+# shellcheck source=cluster/release.sh
+source "$src/tests/cluster/release.sh"
+build=$(sn_release_build_dir "$src")
 export SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
 export SN_CLUSTER_DIR=${SN_CLUSTER_DIR:-/tmp/spank-nccl-demo}
 
@@ -29,10 +31,18 @@ fi
 say "Installing build and test dependencies (Debian packages)"
 bash "$src/tests/install-deps.sh"
 
-say "Building spank-nccl in $build"
+# configure is generated once, by the host's autotools: a release root
+# has other versions, and regenerating there would break the host's tree.
+if [ ! -f "$src/configure" ]; then
+	(cd "$src" && autoreconf -fi)
+fi
+# SN_SLURM_RELEASE=24.11 or 26.05: the rest runs in that release's Debian
+# root (created on first use, about a minute).
+sn_release_reexec "$src/tests/demo.sh" "$@"
+
+say "Building spank-nccl against Slurm $(sn_release_local) in $build"
 # An existing build tree regenerates itself (automake's rebuild rules).
 if [ ! -f "$build/Makefile" ]; then
-	(cd "$src" && autoreconf -fi)
 	mkdir -p "$build"
 	(cd "$build" && "$src/configure" -q)
 fi

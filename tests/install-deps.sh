@@ -24,12 +24,22 @@ packages=(
 	clang libclang-rt-14-dev
 	# line coverage of make check (tests/ci.d/60-coverage.sh)
 	gcovr
-	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint the RPM spec
+	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint and build
+	# the RPM spec
 	dpkg-dev debhelper rpm rpmlint
 	# fleet view (tests/integration/fleet.bats): node_exporter serves the
 	# .prom file, promtool parses the scrape, xmllint checks the SVG
 	prometheus-node-exporter prometheus curl libxml2-utils
+	# Slurm 24.11 and 26.05 in Debian roots (tests/cluster/release.sh)
+	debootstrap
 )
+
+# Inside a Slurm release root (tests/cluster/release.sh) everything was
+# installed when the root was created, from that suite's own list.
+if [ -f /.spank-nccl-root ]; then
+	echo "install-deps.sh: in the $(cut -d' ' -f1 /.spank-nccl-root) root: its packages came with it"
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps.sh: must run as root (apt-get install)" >&2

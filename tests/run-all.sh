@@ -2,11 +2,16 @@
 # SPDX-License-Identifier: MIT
 #
 # The whole test suite, as root on Debian 12:
-#   dependencies -> autoreconf -> configure (_build) -> make -> make check
-#   (unit tests) -> integration tests on a throwaway Slurm cluster (one node,
-#   then three nodes in network namespaces) [-> make distcheck] [-> bench]
-# and a last line "N passed, N failed".  Exits non-zero on any failure.
+#   dependencies -> autoreconf -> for each Slurm release (22.05 on the
+#   host, 24.11 and 26.05 each in its Debian root, tests/cluster/release.sh):
+#   configure -> make -> make check (unit tests) -> integration tests on a
+#   throwaway cluster of that release's daemons (one node, then three nodes
+#   in network namespaces; tests/release-suite.sh) -> on the host only, the
+#   release-independent suites: [make distcheck], tests/ci.d/* [, bench]
+# then one line per release and a last line "N passed, N failed" over
+# everything.  Exits non-zero on any failure.
 #
+#   SN_TEST_RELEASES="22.05 24.11 26.05"   the releases to test (default all)
 #   SN_DISTCHECK=1   also run `make distcheck` (default: on when CI=true)
 #   SN_BENCH=1       also run bench/launch-latency.sh (never by default)
 #   SN_SKIP_DEPS=1   do not run tests/install-deps.sh
@@ -26,6 +31,7 @@ passed=0
 failed=0
 skipped=0
 failures=()
+rel_lines=()
 
 step() {
 	printf '\n==== %s\n' "$*"
@@ -43,6 +49,9 @@ finish() {
 		echo "failures:"
 		printf '  %s\n' "${failures[@]}"
 	fi
+	if [ ${#rel_lines[@]} -gt 0 ]; then
+		printf '%s\n' "${rel_lines[@]}"
+	fi
 	if [ "$skipped" -gt 0 ]; then
 		echo "$skipped skipped"
 	fi
@@ -59,7 +68,7 @@ fatal() {
 
 # Adds the counts of an automake test-suite.log.
 count_automake() {
-	local log=$1 p f s
+	local log=$1 what=${2:-unit tests} p f s
 	p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p' "$log" | head -n1)
 	f=$(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p' "$log" | head -n1)
 	s=$(sed -n 's/^# SKIP: *\([0-9]*\)/\1/p' "$log" | head -n1)
@@ -70,10 +79,10 @@ count_automake() {
 	passed=$((passed + ${p:-0} + ${xf:-0}))
 	failed=$((failed + ${f:-0} + ${xp:-0} + ${er:-0}))
 	if [ "${f:-0}" -gt 0 ] || [ "${er:-0}" -gt 0 ] || [ "${xp:-0}" -gt 0 ]; then
-		failures+=("unit tests: $(grep -E '^(FAIL|ERROR|XPASS):' "$log" |
+		failures+=("$what: $(grep -E '^(FAIL|ERROR|XPASS):' "$log" |
 			paste -sd' ' -)")
 	fi
-	count_skips "${s:-0}" "unit tests"
+	count_skips "${s:-0}" "$what"
 }
 
 # Skips are failures under CI (a skipped test proves nothing).
@@ -135,80 +144,110 @@ fi
 step "autoreconf"
 autoreconf -fi || fatal "autoreconf -fi"
 
-step "configure (in $build)"
-mkdir -p "$build" || fatal "mkdir $build"
-cd "$build" || fatal "cd $build"
-"$src/configure" -q || fatal "configure"
+# The Slurm releases to test (tests/cluster/release.sh): the host's 22.05
+# and, each in its own Debian root, 24.11 and 26.05.  Every release gets
+# its own build tree (its spank.h, its compiler) and the whole unit and
+# integration suite on its own daemons (tests/release-suite.sh).
+# shellcheck source=cluster/release.sh
+source "$src/tests/cluster/release.sh"
+releases=${SN_TEST_RELEASES:-$SN_RELEASES}
+host_rel=$(sn_release_local) || fatal "no Slurm headers on the host (bash tests/install-deps.sh)"
 
-step "make"
-make -j"$jobs" || fatal "make"
-
-step "make check (unit tests)"
-make -j"$jobs" check
-check_rc=$?
-if [ -f "$build/test-suite.log" ]; then
-	count_automake "$build/test-suite.log"
-	if [ "$check_rc" -ne 0 ] && ! grep -qE '^# (FAIL|ERROR|XPASS): *[1-9]' \
-		"$build/test-suite.log"; then
-		fail_step "make check (exit $check_rc without a failing test: build error?)"
+# Counts every TAP file and the unit-test log one release left.
+count_release() {
+	local rel=$1 results=$2 f
+	if [ -f "$results/steps.tap" ]; then
+		count_tap "$results/steps.tap" "Slurm $rel: build"
+	else
+		fail_step "Slurm $rel: tests/release-suite.sh left no results"
+		return
 	fi
-else
-	fail_step "make check (no test-suite.log; exit $check_rc)"
-fi
-# The fake CUDA/NCCL libraries are needed by the integration tests even
-# when a unit test failed.
-make -j"$jobs" integration-deps >/dev/null ||
-	fail_step "make integration-deps (plugin, helper, fake libraries)"
-
-step "integration tests"
-export SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
-if ! need bats munged slurmctld slurmd srun ip nsenter unshare; then
-	echo "run-all.sh: bats/munge/slurm/iproute2 missing" >&2
-	fail_step "integration tests (tools missing: bash tests/install-deps.sh)"
-elif [ "$(id -u)" -ne 0 ]; then
-	fail_step "integration tests (need root for the test cluster)"
-else
-	cd "$src" || fatal "cd $src"
-	# Every bats file: harness first (it proves the cluster itself).
-	for f in tests/integration/harness.bats \
-		 $(ls tests/integration/*.bats | grep -v '/harness.bats$'); do
-		tap="$build/$(basename "$f" .bats).tap"
-		echo "---- $f"
-		bats --tap "$f" 2>&1 | tee "$tap"
-		count_tap "$tap" "$(basename "$f")"
+	if grep -q '^not ok' "$results/steps.tap"; then
+		return
+	fi
+	if [ -f "$results/test-suite.log" ]; then
+		count_automake "$results/test-suite.log" "Slurm $rel: unit tests"
+	else
+		fail_step "Slurm $rel: make check (no test-suite.log: build error?)"
+	fi
+	for f in "$results"/*.tap; do
+		case $(basename "$f") in steps.tap) continue ;; esac
+		count_tap "$f" "Slurm $rel: $(basename "$f" .tap)"
 	done
-fi
+}
 
-if [ "$SN_DISTCHECK" = 1 ]; then
-	step "make distcheck"
-	cd "$build" || fatal "cd $build"
-	if make -j"$jobs" distcheck; then
-		passed=$((passed + 1))
-	else
-		fail_step "make distcheck"
+# The suites that do not depend on the Slurm release (distcheck and
+# tests/ci.d: man pages, sanitizers, valgrind, fuzzing, the host's .deb and
+# RPM) run once, with the host's build.
+host_only_suites() {
+	local build=$1 f name tap
+	export SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
+	if [ "$SN_DISTCHECK" = 1 ]; then
+		step "make distcheck"
+		if (cd "$build" && make -j"$jobs" distcheck); then
+			passed=$((passed + 1))
+		else
+			fail_step "make distcheck"
+		fi
 	fi
-fi
+	# Each script in tests/ci.d prints a TAP stream, counted like a
+	# bats file.
+	for f in "$src"/tests/ci.d/*.sh; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sh)
+		step "$name"
+		tap="$build/ci-$name.tap"
+		(cd "$src" && bash "$f") 2>&1 | tee "$tap"
+		count_tap "$tap" "$name"
+	done
+	if [ "$SN_BENCH" = 1 ]; then
+		step "launch latency benchmark"
+		if (cd "$src" && bash bench/launch-latency.sh); then
+			passed=$((passed + 1))
+		else
+			fail_step "bench/launch-latency.sh (targets missed)"
+		fi
+	fi
+}
 
-# Further suites (packaging, sanitizers, fuzzing, ...): each script in
-# tests/ci.d prints a TAP stream and is counted like a bats file.
-for f in "$src"/tests/ci.d/*.sh; do
-	[ -e "$f" ] || continue
-	name=$(basename "$f" .sh)
-	step "$name"
-	tap="$build/ci-$name.tap"
-	(cd "$src" && SN_BUILD_DIR="$build" SN_SRC_DIR="$src" bash "$f") 2>&1 |
-		tee "$tap"
-	count_tap "$tap" "$name"
+for rel in $releases; do
+	p0=$passed f0=$failed s0=$skipped
+	step "Slurm $rel ($(sn_release_suite "$rel" || echo 'unknown suite'))"
+	if [ "$rel" = "$host_rel" ]; then
+		build="$src/_build"
+	else
+		build="$src/_build-$rel"
+	fi
+	results="$build/results"
+	if ! sn_release_suite "$rel" >/dev/null; then
+		setup_err="unknown release (known: $SN_RELEASES)"
+	elif [ "$rel" != "$host_rel" ] && [ "$(id -u)" -ne 0 ]; then
+		setup_err="its Debian root needs root (chroot)"
+	elif [ "$rel" != "$host_rel" ] && ! sn_release_setup "$rel"; then
+		setup_err="its Debian root could not be set up"
+	else
+		setup_err=
+	fi
+	if [ -n "$setup_err" ]; then
+		# Under CI a release that cannot be tested is a failure.
+		if [ "$ci" = 1 ]; then
+			fail_step "Slurm $rel: $setup_err"
+		else
+			skipped=$((skipped + 1))
+			echo "run-all.sh: Slurm $rel NOT TESTED: $setup_err" >&2
+		fi
+	else
+		SN_SLURM_RELEASE=$rel SN_SRC_DIR="$src" \
+			bash "$src/tests/release-suite.sh" "$build" "$results"
+		count_release "$rel" "$results"
+		if [ "$rel" = "$host_rel" ]; then
+			host_only_suites "$build"
+		fi
+	fi
+	line="Slurm $rel: $((passed - p0)) passed, $((failed - f0)) failed"
+	[ "$rel" != "$host_rel" ] || line="$line (host; with the release-independent suites)"
+	[ $((skipped - s0)) -eq 0 ] || line="$line, $((skipped - s0)) skipped"
+	rel_lines+=("$line")
 done
-
-if [ "$SN_BENCH" = 1 ]; then
-	step "launch latency benchmark"
-	cd "$src" || fatal "cd $src"
-	if bash bench/launch-latency.sh; then
-		passed=$((passed + 1))
-	else
-		fail_step "bench/launch-latency.sh (targets missed)"
-	fi
-fi
 
 finish

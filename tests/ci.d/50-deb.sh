@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Packaging, as root on Debian 12: builds the .deb from `make dist`'s
-# tarball with dpkg-buildpackage, checks what it installs where, lints the
-# RPM spec, installs the .deb, enables it with the package's own
+# Packaging, as root on Debian: builds the .deb from `make dist`'s tarball
+# with dpkg-buildpackage, checks what it installs where, lints the RPM spec
+# and builds it with rpmbuild (host only), installs the .deb, enables it with the package's own
 # plugstack.conf.d line, runs the integration tests against the INSTALLED
 # plugin, helper, Prolog and profile file, and purges the package.
+#
+# Runs on the host (Slurm 22.05, Debian 12) from tests/run-all.sh, and
+# inside each newer release's Debian root (tests/release-suite.sh), where
+# the package is built with that suite's compiler against its libslurm.
 #
 # TAP on stdout (plan at the end); details of failures as TAP comments.
 # Always exits 0: tests/run-all.sh counts the TAP lines.
@@ -17,6 +21,8 @@ set -uo pipefail
 src=${SN_SRC_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 build=${SN_BUILD_DIR:-$src/_build}
 work=$(mktemp -d /tmp/spank-nccl-deb.XXXXXX)
+# shellcheck source=../cluster/release.sh
+source "$src/tests/cluster/release.sh"
 pkg=spank-nccl
 n=0
 installed=0
@@ -58,8 +64,14 @@ if [ "$(id -u)" -ne 0 ]; then
 	not_ok "packaging tests run as root" "run as root (dpkg -i, test cluster)"
 	exit 0
 fi
+# The RPM spec is checked once, on the host (its rpm tools build against
+# whatever Slurm headers are installed); release roots have no rpm.
+rpm_checks=1
+[ ! -f /.spank-nccl-root ] || rpm_checks=0
 missing=
-for t in dpkg-buildpackage dh rpmlint rpmspec bats; do
+tools="dpkg-buildpackage dh bats"
+[ "$rpm_checks" = 0 ] || tools="$tools rpmlint rpmspec rpmbuild"
+for t in $tools; do
 	command -v "$t" >/dev/null || missing="$missing $t"
 done
 if [ -n "$missing" ]; then
@@ -137,11 +149,33 @@ check "nccl-warmup links no CUDA/NCCL library" \
 
 # ---- RPM spec ----------------------------------------------------------
 spec=$src/packaging/rpm/spank-nccl.spec
-out=$(rpmlint -r "$src/packaging/rpm/spank-nccl.rpmlintrc" "$spec" 2>&1)
-if grep -q ' 0 errors, 0 warnings' <<<"$out"; then
-	ok "rpmlint packaging/rpm/spank-nccl.spec: no errors or warnings"
-else
-	not_ok "rpmlint packaging/rpm/spank-nccl.spec" "$out"
+if [ "$rpm_checks" = 1 ]; then
+	out=$(rpmlint -r "$src/packaging/rpm/spank-nccl.rpmlintrc" "$spec" 2>&1)
+	if grep -q ' 0 errors, 0 warnings' <<<"$out"; then
+		ok "rpmlint packaging/rpm/spank-nccl.spec: no errors or warnings"
+	else
+		not_ok "rpmlint packaging/rpm/spank-nccl.spec" "$out"
+	fi
+	# rpmbuild -ta, as the spec's header says; --nodeps because Debian
+	# has no rpm database of slurm-devel/libcmocka-devel (the headers
+	# and libraries themselves are installed); --nocheck because the
+	# unit tests ran on this tree already (make check, the .deb build).
+	t0=$(date +%s)
+	if (rpmbuild -ta --nodeps --nocheck --define "_topdir $work/rpm" "$tarball") \
+		>"$work/rpmbuild.log" 2>&1; then
+		ok "rpmbuild -ta $(basename "$tarball") ($(($(date +%s) - t0)) s)"
+		rpmfile=$(ls "$work"/rpm/RPMS/*/"$pkg"-[0-9]*.rpm 2>/dev/null | head -n1)
+		rpm_files=$(rpm -qpl "$rpmfile" 2>/dev/null)
+		rpm_has() { grep -qE "$1" <<<"$rpm_files" || { echo "no $1 in $rpmfile"; return 1; }; }
+		check "the RPM has the plugin in Slurm's plugin dir" rpm_has '/slurm/spank_nccl\.so$'
+		check "the RPM has the profile file as a config file" \
+			sh -c "rpm -qpc '$rpmfile' | grep -qx /etc/slurm/nccl-profiles.conf"
+		host_slurm=$(sn_release_local)
+		check "the RPM requires Slurm $host_slurm (the release it was built for)" \
+			sh -c "rpm -qpR '$rpmfile' | grep -qE '^slurm.* >= $host_slurm\$'"
+	else
+		not_ok "rpmbuild -ta $(basename "$tarball")" "$(tail -n 40 "$work/rpmbuild.log")"
+	fi
 fi
 version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$src/configure.ac")
 check "spec Version matches configure.ac ($version)" \
@@ -170,7 +204,7 @@ check "installed plugin loads in srun's process (dlopen)" \
 	test -f "$plugin"
 
 export SN_INSTALLED=1 SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
-export SN_CLUSTER_DIR=/tmp/spank-nccl-cluster-deb
+export SN_CLUSTER_DIR=${SN_CLUSTER_DIR:-/tmp/spank-nccl-cluster}-deb
 # shellcheck source=../cluster/cluster.sh
 source "$src/tests/cluster/cluster.sh"
 

@@ -17,8 +17,9 @@ source "$SN_TESTS_DIR/../cluster/cluster.sh"
 
 # A user-visible line of the plugin: "spank-nccl: ..." as printed by the
 # plugin itself, or behind the prefix Slurm's logger adds ("srun: error: ",
-# "slurmstepd-n1: error: ").
-SN_MSG_RE='^([A-Za-z]+(-[^ :]+)?: ((error|warning|info): )?)?spank-nccl: '
+# "slurmstepd-n1: error: "; from slurmstepd, 26.05 prints a timestamp
+# instead of the program name: "[2026-11-22T23:31:02.989] error: ").
+SN_MSG_RE='^(([A-Za-z]+(-[^ :]+)?:|\[[0-9T:.-]+\]) ((error|warning|info): )?)?spank-nccl: '
 
 sn_file_setup() {
 	sn_cluster_start

@@ -41,6 +41,49 @@ if [ -n "$helper_only" ]; then
 	echo "FAIL: helper-only code linked into spank_nccl.so: $helper_only" >&2
 	fail=1
 fi
+# The value of a 4-byte little-endian exported variable of the plugin.
+so_u32() {
+	local addr hex
+	addr=$(nm -D --defined-only "$so" | awk -v s="$1" '$3 == s { print $1 }')
+	[ -n "$addr" ] || return 1
+	hex=$(objdump -s -j .rodata -j .data -j .data.rel.ro \
+		--start-address="0x$addr" --stop-address=$((0x$addr + 4)) "$so" |
+		awk 'NF >= 2 && $1 ~ /^[0-9a-f]+$/ && length($2) == 8 { print $2; exit }')
+	[ -n "$hex" ] || return 1
+	echo $((0x$(echo "$hex" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4\3\2\1/')))
+}
+# Slurm 25.05+ reads slurm_spank_init_failure_mode (dlsym) and drains the
+# node when a plugin's remote init fails, unless it says
+# ESPANK_JOB_FAILURE; earlier releases have no such symbol.  The guard in
+# spank_nccl.c follows the headers the plugin was built with, which
+# plugin_version records.
+version=$(so_u32 plugin_version) || {
+	echo "FAIL: cannot read plugin_version" >&2
+	exit 1
+}
+printf 'built for Slurm %d.%02d.%d\n' $((version >> 16)) \
+	$(((version >> 8) & 255)) $((version & 255))
+mode=$(so_u32 slurm_spank_init_failure_mode)
+if [ "$version" -ge $(((25 << 16) + (5 << 8))) ]; then
+	# ESPANK_JOB_FAILURE is an enum constant of slurm_errno.h (3012 in
+	# 26.05): ask the compiler, with the headers the plugin was built with.
+	tmp=$(mktemp -d)
+	printf '#include <stdio.h>\n#include <slurm/spank.h>\nint main(void) { printf("%%d\\n", (int)ESPANK_JOB_FAILURE); return 0; }\n' >"$tmp/v.c"
+	# shellcheck disable=SC2086
+	${SN_CC:-cc} ${SN_SLURM_CPPFLAGS:-} -o "$tmp/v" "$tmp/v.c" &&
+		want=$("$tmp/v")
+	rm -rf "$tmp"
+	if [ -z "${want:-}" ]; then
+		echo "FAIL: cannot read ESPANK_JOB_FAILURE from slurm/spank.h" >&2
+		fail=1
+	elif [ "${mode:-}" != "$want" ]; then
+		echo "FAIL: Slurm >= 25.05 but slurm_spank_init_failure_mode is '${mode:-absent}', not ESPANK_JOB_FAILURE ($want)" >&2
+		fail=1
+	fi
+elif [ -n "$mode" ]; then
+	echo "FAIL: slurm_spank_init_failure_mode exported for a Slurm before 25.05" >&2
+	fail=1
+fi
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "needed: $(echo "$needed" | tr '\n' ' ')"
 allowed='libc\.so\.6|ld-linux.*'

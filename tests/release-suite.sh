@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Builds spank-nccl against one Slurm release and runs its unit and
+# integration tests on that release's own daemons; tests/run-all.sh calls
+# it once per release and counts what it leaves in RESULTS:
+#   steps.tap         configure, make, integration-deps (one TAP line each)
+#   test-suite.log    make check (automake's log)
+#   NAME.tap          each tests/integration/*.bats file
+#   contain_spank-NAME.tap  the same files again with
+#                     SlurmdParameters=contain_spank (24.05 and later)
+#   ci-50-deb.tap     the .deb built, installed and tested (chroot releases;
+#                     the host's runs from tests/ci.d with the other suites)
+#
+#   bash tests/release-suite.sh BUILD_DIR RESULTS_DIR
+#
+# SN_SLURM_RELEASE picks the release (tests/cluster/release.sh): for 24.11
+# and 26.05 this script re-runs itself inside the release's Debian root,
+# so the build uses that root's compiler and spank.h and the tests its
+# slurmctld, slurmd, slurmstepd and clients.
+set -uo pipefail
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=cluster/release.sh
+source "$src/tests/cluster/release.sh"
+export SN_SRC_DIR="$src"
+sn_release_reexec "$src/tests/release-suite.sh" "$@"
+
+build=${1:?usage: release-suite.sh BUILD_DIR RESULTS_DIR}
+results=${2:?usage: release-suite.sh BUILD_DIR RESULTS_DIR}
+jobs=${SN_JOBS:-2}
+rel=$(sn_release_local)
+mkdir -p "$build" "$results" || exit 1
+rm -f "$results"/*.tap "$results"/test-suite.log
+steps="$results/steps.tap"
+n=0
+
+step_ok() { n=$((n + 1)); echo "ok $n - Slurm $rel: $*" >>"$steps"; }
+step_fail() {
+	n=$((n + 1))
+	echo "not ok $n - Slurm $rel: $1" >>"$steps"
+	[ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/# /' >>"$steps"
+}
+# A build step that fails ends the run: nothing after it can work.
+end() { echo "1..$n" >>"$steps"; exit 0; }
+trap end EXIT
+
+echo "release-suite.sh: Slurm $(sn_release_local full), $(cc --version | head -n1)"
+cd "$build" || exit 1
+if out=$("$src/configure" -q 2>&1); then
+	step_ok "configure (spank.h of Slurm $(sn_release_local full))"
+else
+	step_fail "configure" "$(tail -n 30 <<<"$out")"
+	exit 0
+fi
+if out=$(make -j"$jobs" 2>&1); then
+	step_ok "make (-Werror, $(cc --version | head -n1))"
+else
+	step_fail "make" "$(grep -E 'error|warning' <<<"$out" | head -n 30)"
+	exit 0
+fi
+make -j"$jobs" check >"$results/make-check.log" 2>&1
+cp -f test-suite.log "$results/test-suite.log" 2>/dev/null
+if out=$(make -j"$jobs" integration-deps 2>&1); then
+	step_ok "make integration-deps"
+else
+	step_fail "make integration-deps" "$(tail -n 20 <<<"$out")"
+	exit 0
+fi
+
+export SN_BUILD_DIR="$build"
+cd "$src" || exit 1
+run_bats() {	# run_bats PREFIX FILE...
+	local prefix=$1 f
+	shift
+	for f in "$@"; do
+		echo "---- Slurm $rel: ${prefix:+$prefix }$f"
+		bats --tap "$f" >"$results/${prefix:+$prefix-}$(basename "$f" .bats).tap" 2>&1
+		grep -E '^(not ok|1\.\.)' "$results/${prefix:+$prefix-}$(basename "$f" .bats).tap"
+	done
+}
+# Every bats file: harness first (it proves the cluster itself).
+# shellcheck disable=SC2046
+run_bats "" tests/integration/harness.bats \
+	$(ls tests/integration/*.bats | grep -v '/harness.bats$')
+
+# 24.05's opt-in SlurmdParameters=contain_spank runs user_init,
+# task_post_fork and task_exit in a clone(CLONE_VM) child: the warmup
+# helper then has a short-lived parent.  The suites that exercise those
+# hooks (profiles applied in user_init, the helper spawned, waited for and
+# stripped of privileges there) and releases.bats, which checks that the
+# helper really runs in the job's namespace, run again with it.
+if sn_slurm_at_least 24.05; then
+	SN_SLURMD_PARAMETERS=contain_spank run_bats contain_spank \
+		tests/integration/profiles.bats tests/integration/warmup.bats \
+		tests/integration/privilege.bats tests/integration/releases.bats
+fi
+
+# The host's .deb is built and tested by tests/ci.d/50-deb.sh with the
+# other host suites; a chroot release builds its own against its libslurm.
+if [ "${SN_RELEASE_PACKAGE:-1}" = 1 ] && [ "$rel" != 22.05 ]; then
+	echo "---- Slurm $rel: tests/ci.d/50-deb.sh"
+	bash tests/ci.d/50-deb.sh >"$results/ci-50-deb.tap" 2>&1
+	grep -E '^(not ok|1\.\.)' "$results/ci-50-deb.tap"
+fi
