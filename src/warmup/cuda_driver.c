@@ -40,6 +40,7 @@ static const struct sym syms[] = {
 	SYM(device_get_pci_bus_id, "cuDeviceGetPCIBusId", NULL),
 	/* _v2 (R470+) gives MIG instances their own UUIDs. */
 	SYM(device_get_uuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
+	SYM(device_get_name, "cuDeviceGetName", NULL),
 	SYM(primary_ctx_retain, "cuDevicePrimaryCtxRetain", NULL),
 	SYM(ctx_set_current, "cuCtxSetCurrent", NULL),
 	SYM(mem_get_info, "cuMemGetInfo_v2", NULL),

@@ -20,6 +20,7 @@ struct wu_cu {
 	CUresult (*device_get)(CUdevice *dev, int ordinal);
 	CUresult (*device_get_pci_bus_id)(char *id, int len, CUdevice dev);
 	CUresult (*device_get_uuid)(CUuuid *uuid, CUdevice dev);
+	CUresult (*device_get_name)(char *name, int len, CUdevice dev);
 	CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice dev);
 	CUresult (*ctx_set_current)(CUcontext ctx);
 	CUresult (*mem_get_info)(size_t *free_bytes, size_t *total_bytes);

@@ -37,6 +37,7 @@ int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu)
 {
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	struct sn_gpu_identity found[WU_MAX_GPUS];
+	char names[WU_MAX_GPUS][96];
 	CUresult rc;
 	int count = 0;
 	int code;
@@ -75,6 +76,7 @@ int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu)
 			       count, WU_MAX_GPUS);
 
 	memset(found, 0, sizeof(found));
+	memset(names, 0, sizeof(names));
 	for (int i = 0; i < count; i++) {
 		CUuuid uuid;
 		char call[64];
@@ -101,10 +103,18 @@ int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu)
 			return wu_cuda_fail(run, rc, call);
 		sn_uuid_format((const unsigned char *)uuid.bytes, false,
 			       found[i].uuid, sizeof(found[i].uuid));
+		snprintf(call, sizeof(call), "cuDeviceGetName(%d)", i);
+		wu_doing(run, "cuDeviceGetName");
+		rc = cu->device_get_name(names[i], (int)sizeof(names[i]),
+					 cu->dev[i]);
+		if (rc != CUDA_SUCCESS)
+			return wu_cuda_fail(run, rc, call);
+		names[i][sizeof(names[i]) - 1] = '\0';
 	}
 
 	pthread_mutex_lock(&run->lock);
 	memcpy(run->gpus, found, sizeof(found));
+	memcpy(run->gpu_names, names, sizeof(names));
 	run->n_gpus = (size_t)count;
 	mark_mig(run, cvd);
 	for (size_t i = 0; i < run->n_gpus; i++)

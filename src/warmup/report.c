@@ -220,6 +220,8 @@ static void build_json(const struct wu_run *s, int code, double now,
 		add_json_string(o, s->gpus[i].busid);
 		add(o, ",\"uuid\":");
 		add_json_string(o, s->gpus[i].uuid);
+		add(o, ",\"name\":");
+		add_json_string(o, s->gpu_names[i]);
 		add(o, ",\"mig\":%s,\"nccl_mem_mib\":", s->gpus[i].mig ? "true" : "false");
 		if (s->mem_measured)
 			add(o, "%lld}", s->nccl_mem_mib[i]);

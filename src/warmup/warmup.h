@@ -103,6 +103,8 @@ struct wu_run {
 	char cvd[256];			/* CUDA_VISIBLE_DEVICES, truncated */
 	size_t n_gpus;
 	struct sn_gpu_identity gpus[WU_MAX_GPUS];
+	/* cuDeviceGetName: the model, for the fleet report's peer groups. */
+	char gpu_names[WU_MAX_GPUS][96];
 	bool busbw_measured;
 	double busbw_gbps;
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */

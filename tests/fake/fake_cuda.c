@@ -317,6 +317,22 @@ CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 	return get_uuid(uuid, dev);
 }
 
+/* The model name: FAKE_CUDA_NAME, else what the fake GPUs claim to be. */
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	const char *want = getenv("FAKE_CUDA_NAME");
+
+	NEED_INIT();
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	/* As the driver does: truncated to LEN bytes, NUL-terminated. */
+	snprintf(name, (size_t)len, "%s", want && *want ? want :
+		 "NVIDIA Fake GPU");
+	return CUDA_SUCCESS;
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	NEED_INIT();

@@ -115,7 +115,7 @@ expect_err " MiB, cuda "
 expect_err ", comm init "
 expect_err ", all-reduce "
 expect_err ", teardown "
-expect_json '"gpus":[{"index":0,"busid":"0000:01:00.0","uuid":"GPU-fa4e0000-0000-0000-0000-000000000000","mig":false,"nccl_mem_mib":200},'
+expect_json '"gpus":[{"index":0,"busid":"0000:01:00.0","uuid":"GPU-fa4e0000-0000-0000-0000-000000000000","name":"NVIDIA Fake GPU","mig":false,"nccl_mem_mib":200},'
 expect_json '{"index":3,"busid":"0000:04:00.0"'
 expect_json '"cuda_visible_devices":null'
 expect_json '"busbw_gbps":null'
@@ -157,15 +157,15 @@ run mig-two FAKE_CUDA_MIG=all FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 \
 	FAKE_NCCL_FAIL=init -- --json
 expect_rc 0; ok_json
 expect_err "MIG: NCCL communicator check skipped"
-expect_json "\"uuid\":\"$mig_a\",\"mig\":true"
-expect_json "\"uuid\":\"$mig_b\",\"mig\":true"
+expect_json "\"uuid\":\"$mig_a\",\"name\":\"NVIDIA Fake GPU\",\"mig\":true"
+expect_json "\"uuid\":\"$mig_b\",\"name\":\"NVIDIA Fake GPU\",\"mig\":true"
 expect_json '"comm_init":null'
 # Real CUDA enumerates one MIG instance per process: a 1-rank communicator.
 run mig-one FAKE_CUDA_MIG=1 FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 \
 	FAKE_CUDA_UUIDS=$mig_a,$mig_b CUDA_VISIBLE_DEVICES=$mig_a,$mig_b -- --json
 expect_rc 0; ok_json
 expect_err "1 GPU [0000:01:00.0]"
-expect_json "\"uuid\":\"$mig_a\",\"mig\":true"
+expect_json "\"uuid\":\"$mig_a\",\"name\":\"NVIDIA Fake GPU\",\"mig\":true"
 expect_no_json "\"uuid\":\"$mig_b\""
 
 # --- CUDA_VISIBLE_DEVICES ------------------------------------------------
