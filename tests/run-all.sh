@@ -238,6 +238,7 @@ for rel in $releases; do
 		fi
 	else
 		SN_SLURM_RELEASE=$rel SN_SRC_DIR="$src" \
+		SN_RELEASE_IS_HOST=$([ "$rel" = "$host_rel" ] && echo 1 || echo 0) \
 			bash "$src/tests/release-suite.sh" "$build" "$results"
 		count_release "$rel" "$results"
 		if [ "$rel" = "$host_rel" ]; then
