@@ -1,40 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json.h: a recursive-descent reader with explicit bounds.  Each value is
- * one slot of doc->v; containers chain their children with first/next.
+ * json.h: a tree of the values json_read.c reads (the one strict lexer of
+ * the project: strings, numbers, literals), with explicit bounds.  Each
+ * value is one slot of doc->v; containers chain their children with
+ * first/next.
  */
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
+#include "json_read.h"
 
 struct parser {
-	const char *s;
-	size_t len, pos;
+	struct sn_json_reader r;	/* the lexical layer: json_read.c */
 	struct sn_json *doc;
-	struct sn_error *err;
 };
 
 static int bad(struct parser *p, const char *why)
 {
-	sn_error_set(p->err, "byte %zu: %s", p->pos, why);
-	return -1;
-}
-
-static void blanks(struct parser *p)
-{
-	while (p->pos < p->len && strchr(" \t\r\n", p->s[p->pos]) &&
-	       p->s[p->pos])
-		p->pos++;
+	return sn_json_fail(&p->r, why);
 }
 
 static int at(struct parser *p)
 {
-	blanks(p);
-	return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
+	return sn_json_peek(&p->r);
 }
 
 static int new_value(struct parser *p, enum sn_json_type type)
@@ -50,113 +38,39 @@ static int new_value(struct parser *p, enum sn_json_type type)
 	return (int)p->doc->n++;
 }
 
-static int text_byte(struct parser *p, char c)
-{
-	if (p->doc->text_len == SN_JSON_MAX_TEXT)
-		return bad(p, "strings too long");
-	p->doc->text[p->doc->text_len++] = c;
-	return 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-}
-
-/* A string at p->pos into doc->text; returns its offset or -1. */
+/*
+ * A string (json_read.c decodes it) into the text pool; its offset, or
+ * -1.  Records are ASCII (the writer replaces everything else), so any
+ * other byte, raw or from a \u escape, refuses the record.
+ */
 static int string(struct parser *p)
 {
-	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-	int off = (int)p->doc->text_len;
+	size_t off = p->doc->text_len;
+	char *dst = p->doc->text + off;
 
-	p->pos++;	/* the opening quote */
-	for (;;) {
-		unsigned char c;
-
-		if (p->pos >= p->len)
-			return bad(p, "unterminated string");
-		c = (unsigned char)p->s[p->pos++];
-		if (c == '"')
-			break;
-		if (c < 0x20 || c >= 0x80)
-			return bad(p, "control or non-ASCII byte in string");
-		if (c == '\\') {
-			const char *e;
-			int cp = 0;
-
-			if (p->pos >= p->len)
-				return bad(p, "truncated escape");
-			c = (unsigned char)p->s[p->pos++];
-			e = c != 'u' && c ? strchr(from, c) : NULL;
-			if (e) {
-				c = (unsigned char)to[e - from];
-			} else if (c == 'u' && p->len - p->pos >= 4) {
-				for (int i = 0; i < 4; i++) {
-					int h = hexval(p->s[p->pos++]);
-
-					if (h < 0)
-						return bad(p, "bad \\u escape");
-					cp = cp * 16 + h;
-				}
-				if (cp == 0 || cp >= 0x80)
-					return bad(p, "\\u escape outside ASCII 1-127");
-				c = (unsigned char)cp;
-			} else {
-				return bad(p, "bad escape");
-			}
-		}
-		if (text_byte(p, (char)c))
-			return -1;
-	}
-	if (text_byte(p, '\0'))
+	if (off >= SN_JSON_MAX_TEXT - 1)
+		return bad(p, "strings too long");
+	if (sn_json_string(&p->r, dst, SN_JSON_MAX_TEXT - off, "string") < 0)
 		return -1;
-	return off;
-}
-
-static int number(struct parser *p, double *out)
-{
-	size_t start = p->pos, n;
-	char buf[64], *end;
-	const char *d;
-
-	while (p->pos < p->len && strchr("+-.eE0123456789", p->s[p->pos]) &&
-	       p->s[p->pos])
-		p->pos++;
-	n = p->pos - start;
-	if (n == 0 || n >= sizeof(buf))
-		return bad(p, "bad number");
-	memcpy(buf, p->s + start, n);
-	buf[n] = '\0';
-	/* strtod accepts more than JSON: hex, "+1", ".5", "1.", "01". */
-	d = buf[0] == '-' ? buf + 1 : buf;
-	if (!(*d >= '0' && *d <= '9') || (d[0] == '0' && d[1] >= '0' &&
-					  d[1] <= '9'))
-		return bad(p, "bad number");
-	for (const char *q = strchr(buf, '.'); q; q = NULL)
-		if (!(q[1] >= '0' && q[1] <= '9'))
-			return bad(p, "bad number");
-	errno = 0;
-	*out = strtod(buf, &end);
-	if (*end || errno || !isfinite(*out))
-		return bad(p, "bad number");
-	return 0;
+	for (const char *c = dst; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			return bad(p, "not ASCII");
+	p->doc->text_len += strlen(dst) + 1;
+	return (int)off;
 }
 
 static int value(struct parser *p, int depth);
 
-/* Object or array at p->pos; CLOSE is '}' or ']'. */
+/* Object or array at the reader's position; CLOSE is '}' or ']'. */
 static int container(struct parser *p, int self, char close, int depth)
 {
 	int last = -1;
 
 	if (depth >= SN_JSON_TREE_MAX_DEPTH)
 		return bad(p, "nested too deep");
-	p->pos++;
+	p->r.pos++;
 	if (at(p) == close) {
-		p->pos++;
+		p->r.pos++;
 		return 0;
 	}
 	for (;;) {
@@ -168,9 +82,8 @@ static int container(struct parser *p, int self, char close, int depth)
 			key = string(p);
 			if (key < 0)
 				return -1;
-			if (at(p) != ':')
-				return bad(p, "expected ':'");
-			p->pos++;
+			if (sn_json_expect(&p->r, ':') < 0)
+				return -1;
 		}
 		for (int i = p->doc->v[self].first; key >= 0 && i >= 0;
 		     i = p->doc->v[i].next)
@@ -187,24 +100,21 @@ static int container(struct parser *p, int self, char close, int depth)
 			p->doc->v[last].next = child;
 		last = child;
 		if (at(p) == ',') {
-			p->pos++;
+			p->r.pos++;
 			continue;
 		}
 		if (at(p) != close)
 			return bad(p, close == '}' ? "expected ',' or '}'" :
 					   "expected ',' or ']'");
-		p->pos++;
+		p->r.pos++;
 		return 0;
 	}
 }
 
 static int literal(struct parser *p, const char *word, enum sn_json_type t)
 {
-	size_t n = strlen(word);
-
-	if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0)
-		return bad(p, "unknown literal");
-	p->pos += n;
+	if (sn_json_literal(&p->r, word) < 0)
+		return -1;
 	return new_value(p, t);
 }
 
@@ -235,7 +145,7 @@ static int value(struct parser *p, int depth)
 		return bad(p, "unexpected end");
 	default:
 		i = new_value(p, SN_JSON_NUMBER);
-		if (i < 0 || number(p, &p->doc->v[i].num) < 0)
+		if (i < 0 || sn_json_number(&p->r, &p->doc->v[i].num) < 0)
 			return -1;
 		return i;
 	}
@@ -244,7 +154,11 @@ static int value(struct parser *p, int depth)
 int sn_json_parse(struct sn_json *doc, const char *text, size_t len,
 		  struct sn_error *err)
 {
-	struct parser p = { text, len, 0, doc, err };
+	struct parser p = {
+		.r = { .text = text, .len = len, .subject = "record",
+		       .err = err },
+		.doc = doc,
+	};
 
 	sn_error_clear(err);
 	doc->n = 0;

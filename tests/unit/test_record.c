@@ -191,7 +191,7 @@ static void test_reader_rejects(void **state)
 	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"ok\"} x",
 	       "trailing data");
 	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"ok\",\"busbw_gbps\":01}",
-	       "bad number");
+	       "expected ',' or '}'");
 	REJECT(HEAD "\"node\":\"n\",\"verdict\":\"pass\",\"class\":\"ok\",\"busbw_gbps\":-3}",
 	       "busbw_gbps");
 	memset(deep, '[', 20);
