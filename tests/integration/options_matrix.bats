@@ -23,7 +23,7 @@
 #            sorted, comma-separated ("" none; warmup cells: no profiles)
 #   runs     B/S/R: warmups run in the batch step, in srun steps, and
 #            reused (slurmd log); "-" when no job was created.  The fake
-#            libcudart's log must show B+S runs.
+#            libcuda's log must show B+S runs.
 # Only spank-nccl's own lines and exit codes are matched, never Slurm's
 # wording, so the table holds for every Slurm release.  Cells run four at
 # a time (four fake GPUs); every failing cell is reported.
@@ -107,7 +107,7 @@ check_cell() {
 	job=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p; s/^job=\([0-9]*\)$/\1/p' \
 		<<<"$text" | head -n1)
 	loads=0
-	[ ! -f "$out.fake" ] || loads=$(grep -c '^lib=cudart ' "$out.fake")
+	[ ! -f "$out.fake" ] || loads=$(grep -c '^lib=cuda ' "$out.fake")
 	if [ "$runs" = - ]; then
 		[ -z "$job" ] || echo "job $job was created"
 		[ "$loads" -eq 0 ] || echo "helper ran $loads times"

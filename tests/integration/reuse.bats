@@ -7,7 +7,7 @@
 # GPUs, other NCCL_*, other library path, a more thorough mode, ',fresh');
 # warmup_reuse=no; records as root only, unforgeable by the job user;
 # removal at the job's end (batch step) and by the next warmup step
-# (jobs without a batch step).  Counts come from the fake libcudart's
+# (jobs without a batch step).  Counts come from the fake libcuda's
 # load log (one line per helper run) and the plugin's slurmd log lines.
 
 load common
