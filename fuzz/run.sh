@@ -10,7 +10,7 @@
 #
 #   SECONDS        per harness (default: $FUZZ_SECONDS, else 60)
 #   HARNESS        profile_file config options warmup_result busid applied
-#                  hostlist fabric_msg record
+#                  hostlist fabric_msg nccl_log record
 #                  (default: all)
 #   --tap          TAP on stdout (tests/ci.d/40-fuzz.sh), the rest as "# "
 #   FUZZ_JOBS      harnesses run at once (default 1)
@@ -25,7 +25,7 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-all=(profile_file config options warmup_result busid applied hostlist fabric_msg record)
+all=(profile_file config options warmup_result busid applied hostlist fabric_msg nccl_log record)
 tap=0
 if [ "${1:-}" = --tap ]; then
 	tap=1

@@ -60,6 +60,17 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_MIN_BUSBW "min-busbw"
 #define SN_HELPER_OPT_NCCL "nccl"			/* the step's nccl=PATH */
 #define SN_HELPER_OPT_NCCL_DEFAULT "nccl-default"	/* warmup_nccl= */
+/*
+ * What slurmstepd knows about the step, for the warmup across its nodes
+ * (issue 15): SLURM_JOB_ID, SLURM_STEP_ID, S_JOB_NODEID, S_JOB_NNODES,
+ * SLURM_STEP_NODELIST and plugstack.conf's fabric_ports=LO-HI.
+ */
+#define SN_HELPER_OPT_JOB_ID "job-id"
+#define SN_HELPER_OPT_STEP_ID "step-id"
+#define SN_HELPER_OPT_NODE_INDEX "node-index"
+#define SN_HELPER_OPT_NODES "nodes"
+#define SN_HELPER_OPT_NODELIST "nodelist"
+#define SN_HELPER_OPT_FABRIC_PORTS "fabric-ports"
 
 /*
  * Argument limits and defaults.  The timeout cap is the plugin's: srun

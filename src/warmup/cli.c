@@ -19,7 +19,9 @@ void wu_cli_usage(void)
 	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS] [--json]\n"
 	      "                   [--teardown clean|exit] [--quiet] [--node NAME]\n"
 	      "                   [--nccl FILE|DIR] [--nccl-default FILE|DIR]\n"
-	      "                   [--help] [--version]\n"
+	      "                   [--job-id ID --step-id ID]\n"
+	      "                   [--node-index I --nodes N --nodelist HOSTLIST]\n"
+	      "                   [--fabric-ports LO-HI] [--help] [--version]\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
 	      "communicator over them.  Exit status 0 when ready; see nccl-warmup(1).\n"
@@ -40,7 +42,15 @@ void wu_cli_usage(void)
 	      "  --nccl FILE|DIR    the NCCL the step named (after one in LD_PRELOAD)\n"
 	      "  --nccl-default FILE|DIR\n"
 	      "                     the site's NCCL, after LD_LIBRARY_PATH; then the\n"
-	      "                     system's libnccl.so.2 (see nccl-warmup(1))\n",
+	      "                     system's libnccl.so.2 (see nccl-warmup(1))\n"
+	      "  --job-id ID --step-id ID\n"
+	      "                     the Slurm step (SLURM_JOB_ID, SLURM_STEP_ID)\n"
+	      "  --node-index I --nodes N --nodelist HOSTLIST\n"
+	      "                     this node's index in the step, the step's node\n"
+	      "                     count and SLURM_STEP_NODELIST; checked to agree\n"
+	      "  --fabric-ports LO-HI\n"
+	      "                     TCP ports for coordinating the step's nodes\n"
+	      "                     (default 29400-29499)\n",
 	      stdout);
 }
 
@@ -143,7 +153,7 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 				       o->nccl_admin, sizeof(o->nccl_admin),
 				       err, len);
 	}
-	return 0;
+	return wu_step_parse_value(opt_char, v, &o->step, err, len);
 }
 
 static const struct option long_opts[] = {
@@ -155,6 +165,12 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_NODE, required_argument, NULL, 'n' },
 	{ SN_HELPER_OPT_NCCL, required_argument, NULL, 'N' },
 	{ SN_HELPER_OPT_NCCL_DEFAULT, required_argument, NULL, 'D' },
+	{ SN_HELPER_OPT_JOB_ID, required_argument, NULL, 'J' },
+	{ SN_HELPER_OPT_STEP_ID, required_argument, NULL, 'S' },
+	{ SN_HELPER_OPT_NODE_INDEX, required_argument, NULL, 'I' },
+	{ SN_HELPER_OPT_NODES, required_argument, NULL, 'C' },
+	{ SN_HELPER_OPT_NODELIST, required_argument, NULL, 'L' },
+	{ SN_HELPER_OPT_FABRIC_PORTS, required_argument, NULL, 'P' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -174,6 +190,7 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	opt->timeout_s = SN_WARMUP_TIMEOUT_DEFAULT_S;
 	opt->bytes = SN_WARMUP_BYTES_DEFAULT;
 	opt->teardown_exit = SN_WARMUP_TEARDOWN_EXIT_DEFAULT;
+	wu_step_defaults(&opt->step);
 	err[0] = '\0';
 
 	/* Our own messages (opterr = 0), in the usage-error line. */
@@ -213,5 +230,7 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 			 argv[optind]);
 		return WU_CLI_USAGE;
 	}
+	if (wu_step_check(&opt->step, err, err_len) < 0)
+		return WU_CLI_USAGE;
 	return WU_CLI_RUN;
 }

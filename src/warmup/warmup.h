@@ -16,6 +16,7 @@
 
 #include "busid.h"
 #include "clock.h"
+#include "fabric_addr.h"
 #include "json_write.h"
 #include "helper_protocol.h"
 #include "options.h"
@@ -59,6 +60,26 @@ enum wu_nccl_source {
 struct wu_cu;
 struct wu_nccl;
 
+/* WU_NODELIST_MAX: Slurm's compressed list ("n[001-512,600]") fits. */
+#define WU_NODELIST_MAX 4096
+
+/*
+ * The step as slurmstepd describes it (cli_step.c).  has_nodes is set
+ * when --node-index, --nodes and --nodelist were given (all or none);
+ * then node_index < nodes == the number of hosts in nodelist.
+ */
+struct wu_step {
+	bool has_job;			/* --job-id and --step-id given */
+	unsigned int job_id;
+	unsigned int step_id;
+	bool has_nodes;
+	unsigned int node_index;
+	unsigned int nodes;
+	char nodelist[WU_NODELIST_MAX];
+	struct sn_port_range ports;	/* default 29400-29499 */
+	unsigned int given;		/* WU_STEP_* bits, while parsing */
+};
+
 struct wu_options {
 	enum sn_warmup_mode mode;	/* CHECK, COMM or BANDWIDTH */
 	double timeout_s;
@@ -70,6 +91,7 @@ struct wu_options {
 	char node[WU_NODE_MAX + 1];
 	char nccl_user[PATH_MAX];	/* --nccl FILE|DIR, "" if not given */
 	char nccl_admin[PATH_MAX];	/* --nccl-default FILE|DIR */
+	struct wu_step step;		/* --job-id ... --fabric-ports */
 };
 
 struct wu_run {
@@ -137,6 +159,12 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 				struct wu_options *opt, char *err,
 				size_t err_len);
 void wu_cli_usage(void);
+
+/* cli_step.c: the step options (getopt characters 'J' 'S' 'I' 'C' 'L' 'P') */
+void wu_step_defaults(struct wu_step *step);
+int wu_step_parse_value(int opt_char, const char *value,
+			struct wu_step *step, char *err, size_t len);
+int wu_step_check(struct wu_step *step, char *err, size_t len);
 
 /* gpus.c */
 int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu);

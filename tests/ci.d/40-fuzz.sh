@@ -5,7 +5,7 @@
 # corpus: one TAP line per harness with its exec and crash counts.  The
 # long runs are reported in docs/fuzzing.md.
 #
-#   SN_FUZZ_SECONDS  per harness (default 20; 9 harnesses, 2 at a time)
+#   SN_FUZZ_SECONDS  per harness (default 20; 10 harnesses, 2 at a time)
 set -uo pipefail
 
 src=${SN_SRC_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}

@@ -300,6 +300,36 @@ for args in "--mode fast" "--timeout 0" "--timeout abc" "--timeout 99999" \
 	expect_rc 1
 	expect_err "spank-nccl: nccl-warmup usage error on testnode: "
 done
+# --- the step options: accepted when they agree, else a usage error -----
+run step-options -- --json --mode check --job-id 4294967294 --step-id 0 \
+	--node-index 2 --nodes 3 --nodelist 'n[1-2],gpu7' --fabric-ports 30000-30009
+expect_rc 0; ok_json
+run step-usage-bad-ports -- --fabric-ports 80-90
+expect_rc 1
+expect_err "invalid --fabric-ports '80-90': port range \"80-90\" is not PORT or LO-HI"
+run step-usage-job-alone -- --job-id 7
+expect_rc 1
+expect_err "--job-id and --step-id go together: give both"
+run step-usage-nodes-alone -- --node-index 0 --nodes 2
+expect_rc 1
+expect_err "--node-index, --nodes and --nodelist go together: give all three"
+run step-usage-count -- --node-index 0 --nodes 2 --nodelist 'n[1-3]'
+expect_rc 1
+expect_err "--nodelist 'n[1-3]' names 3 nodes but --nodes is 2: pass the step's SLURM_STEP_NODELIST and S_JOB_NNODES"
+run step-usage-index -- --node-index 3 --nodes 3 --nodelist 'n[1-3]'
+expect_rc 1
+expect_err "--node-index 3 is not below --nodes 3 (node indexes count from 0)"
+run step-usage-badlist -- --node-index 0 --nodes 1 --nodelist 'n[3-1]'
+expect_rc 1
+expect_err "invalid --nodelist 'n[3-1]': "
+for args in "--job-id -1 --step-id 0" "--job-id 0x10 --step-id 0" \
+	    "--job-id 1 --step-id 4294967296" "--nodes 0" "--node-index 1e3"; do
+	# shellcheck disable=SC2086
+	run "step-usage $args" -- $args
+	expect_rc 1
+	expect_err "spank-nccl: nccl-warmup usage error on testnode: invalid --"
+done
+
 run usage-json -- --json --mode fast
 expect_rc 1; expect_shape
 expect_json '"status":"usage"'

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What NCCL's own log (NCCL_DEBUG=INFO, written to NCCL_DEBUG_FILE)
+ * says about a communicator; helper-only (libcore_helper).
+ */
+#ifndef SN_NCCL_LOG_H
+#define SN_NCCL_LOG_H
+
+#include <stddef.h>
+
+#define SN_TRANSPORT_MAX 16	/* "NET/Plugin" and NUL */
+
+/*
+ * The network NCCL chose, from the first "Using network NAME" line in
+ * the LEN bytes of LOG: "NET/IB", "NET/Socket" (NCCL's own two), or
+ * "NET/Plugin" for any other NAME (a net plugin: "IBext_v8",
+ * "AWS Libfabric", ...).  Returns 0, or -1 leaving OUT "" when no such
+ * line is there (NCCL not at INFO level, or no communicator yet).
+ */
+int sn_nccl_transport(const char *log, size_t len, char *out, size_t out_len);
+
+#endif
