@@ -111,7 +111,8 @@ int sn_reuse_key_build(struct sn_reuse_key *key,
 	for (i = 0; i < count; i++)
 		if (key_env_wanted(in->envp[i]))
 			picked[n++] = in->envp[i];
-	qsort(picked, n, sizeof(*picked), cmp_entry);
+	if (n)	/* qsort's base must not be NULL, even for 0 entries */
+		qsort(picked, n, sizeof(*picked), cmp_entry);
 	buf_item(&b, "node=", in->node);
 	buf_item(&b, "gpus=", in->gpus);
 	buf_item(&b, "visible=", in->visible);

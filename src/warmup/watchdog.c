@@ -6,6 +6,8 @@
  * at run->deadline whatever the main thread is doing.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "warmup.h"
@@ -23,10 +25,24 @@ static void *watchdog(void *arg)
 		;
 	pthread_mutex_lock(&run->lock);
 	doing = run->doing;
-	pthread_mutex_unlock(&run->lock);
-	wu_fail(run, SN_WARMUP_TIMEOUT,
-		"timed out after %g s, blocked in %s", run->opt.timeout_s,
-		doing);
+	/*
+	 * A polling loop that gave up at the soft deadline already said what
+	 * did not finish; the cleanup after it (ncclCommAbort) is what then
+	 * blocked.  Keep the cause first, as the user's fix depends on it.
+	 */
+	if (run->message[0]) {
+		size_t len = strlen(run->message);
+
+		snprintf(run->message + len, sizeof(run->message) - len,
+			 "; then blocked in %s until the %g s deadline", doing,
+			 run->opt.timeout_s);
+		pthread_mutex_unlock(&run->lock);
+	} else {
+		pthread_mutex_unlock(&run->lock);
+		wu_fail(run, SN_WARMUP_TIMEOUT,
+			"timed out after %g s, blocked in %s",
+			run->opt.timeout_s, doing);
+	}
 	wu_report_and_exit(run, SN_WARMUP_TIMEOUT);
 }
 

@@ -389,7 +389,11 @@ run order-user-file -- --json --nccl "$fake/nccl-alt/libnccl.so.2" --nccl-defaul
 expect_rc 0
 expect_json '"nccl_source":"user"'
 # Two NCCLs on one node: the preloaded one is what the job runs.
-run order-preload LD_PRELOAD="$fake/nccl-alt/libnccl.so.2" -- --json --nccl "$fake/nccl"
+# Under --enable-sanitizers ASan wants to be first in the link order; a
+# preloaded library is the point of this case.
+run order-preload LD_PRELOAD="$fake/nccl-alt/libnccl.so.2" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	-- --json --nccl "$fake/nccl"
 expect_rc 0
 expect_err "NCCL 2.23.4 from $fake/nccl-alt/libnccl.so.2 (preload)"
 run order-admin LD_LIBRARY_PATH="$fake/cuda" -- --json --nccl-default "$fake/nccl-alt"
