@@ -13,7 +13,7 @@ if [ -n "$top" ] && [ "$top" = "$(cd "$src" && pwd -P)" ]; then
 	files=$(git -C "$src" ls-files src | sort)
 else
 	files=$(cd "$src" && find src -type f \( -name '*.[ch]' -o \
-		-name Makefile.inc -o -name '*.map' \) | sort)
+		-name '*.inc' -o -name '*.map' \) | sort)
 fi
 table=$(sed -n '/^## Files$/,/^## /p' "$doc" |
 	sed -n 's/^| `\(src\/[^`]*\)` |.*/\1/p' | sort)
