@@ -11,18 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fabric_io.h"
 #include "hostlist.h"
 
+/* The project's one monotonic clock (core/clock.c), in whole ms. */
 int64_t fabric_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)sn_clock_ms();
 }
 
 int fabric_ms_left(int64_t deadline_ms)
