@@ -4,7 +4,9 @@
 # A throwaway Slurm cluster for the integration tests: munged on its
 # own socket, slurmctld, and either one slurmd on loopback or N slurmd
 # "nodes", each in its own network namespace behind a private bridge (no
-# default route anywhere: nothing leaves the machine).  Every node has four
+# default route anywhere: nothing leaves the machine), with the cluster's
+# etc/hosts over /etc/hosts so the nodes resolve each other's names
+# (n1 -> 10.X.0.11 ...).  Every node has four
 # fake GPUs (gres File= symlinks to /dev/null), so `--gres=gpu:N` yields a
 # real CUDA_VISIBLE_DEVICES.
 #
@@ -350,6 +352,19 @@ sn__setup_netns() {
 	done
 }
 
+# The nodes' hosts file: the host's entries, then every node's address
+# (a name's first match wins, so the nodes' lines go first).
+sn__write_hosts() {
+	local i
+	{
+		for ((i = 1; i <= SN_NODES; i++)); do
+			echo "$(sn__node_addr "$i") n$i"
+		done
+		grep -v -E '(^|[[:space:]])n[0-9]+([[:space:]]|$)' /etc/hosts 2>/dev/null
+	} >"$SN_CLUSTER_DIR/etc/hosts"
+	chmod 0644 "$SN_CLUSTER_DIR/etc/hosts"
+}
+
 sn__teardown_netns() {
 	local i ns
 	for ((i = 1; i <= 64; i++)); do
@@ -370,8 +385,14 @@ sn__start_slurmd() {
 		ns=$(sn__netns_name "$i")
 		# The node gets its own network and hostname; everything else
 		# (filesystem, /sys, cgroups) is the host's.
-		nsenter --net="/run/netns/$ns" unshare --uts \
-			sh -c "hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+		# and a private mount namespace in which the cluster's hosts
+		# file covers /etc/hosts, so node names resolve to the nodes'
+		# netns addresses in slurmd, slurmstepd and the job (the fabric
+		# warmup resolves the step's first node).  Inside a release
+		# chroot /etc/hosts is the chroot's, covered the same way.
+		nsenter --net="/run/netns/$ns" unshare --uts --mount \
+			--propagation private \
+			sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else
 		# Own hostname even on loopback: on real clusters the host
@@ -443,6 +464,7 @@ sn__cluster_start() {
 			sn__die "network namespace setup failed"
 			return 1
 		}
+		sn__write_hosts
 	fi
 	slurmctld -f "$SLURM_CONF" >>"$d/log/slurmctld.out" 2>&1 || {
 		sn__dump_logs

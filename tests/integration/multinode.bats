@@ -26,6 +26,17 @@ node_values() {
 		sn_fail "hostnames: $output"
 }
 
+@test "3 nodes: every node resolves every node name to its netns address" {
+	local want
+	run --separate-stderr sn_srun -N3 getent hosts n1 n2 n3
+	sn_assert_status 0
+	want="$SN_NET_PREFIX.11 n1 $SN_NET_PREFIX.12 n2 $SN_NET_PREFIX.13 n3"
+	[ "$(awk '{ print $1, $2 }' <<<"$output" | sort | uniq -c |
+		awk '{ print $1 }' | paste -sd' ')" = "3 3 3" ] &&
+	[ "$(awk '{ print $1, $2 }' <<<"$output" | sort -u | paste -sd' ')" = "$want" ] ||
+		sn_fail "getent hosts on n1-n3 (want $want, 3 times): $output"
+}
+
 @test "3 nodes: srun -N3 -n6 --nccl-profile reaches every task on every node" {
 	run --separate-stderr node_values NCCL_CUMEM_ENABLE -N3 -n6 \
 		--ntasks-per-node=2 --nccl-profile=nccl-cumem-off
