@@ -365,6 +365,14 @@ sn__write_hosts() {
 	chmod 0644 "$SN_CLUSTER_DIR/etc/hosts"
 }
 
+# The cluster directory as a shared mount point (on hosts where / is
+# private, as in many containers, nothing else would propagate).
+sn__share_dir() {
+	local d=$SN_CLUSTER_DIR
+	mountpoint -q "$d" || mount --bind "$d" "$d" || return 1
+	mount --make-shared "$d"
+}
+
 sn__teardown_netns() {
 	local i ns
 	for ((i = 1; i <= 64; i++)); do
@@ -385,13 +393,16 @@ sn__start_slurmd() {
 		ns=$(sn__netns_name "$i")
 		# The node gets its own network and hostname; everything else
 		# (filesystem, /sys, cgroups) is the host's.
-		# and a private mount namespace in which the cluster's hosts
+		# and its own mount namespace in which the cluster's hosts
 		# file covers /etc/hosts, so node names resolve to the nodes'
 		# netns addresses in slurmd, slurmstepd and the job (the fabric
 		# warmup resolves the step's first node).  Inside a release
 		# chroot /etc/hosts is the chroot's, covered the same way.
+		# The cluster directory is a shared mount (sn__share_dir) and
+		# the namespace its slave: what a test mounts under it later
+		# (fleet.bats' read-only sink) reaches the nodes.
 		nsenter --net="/run/netns/$ns" unshare --uts --mount \
-			--propagation private \
+			--propagation slave \
 			sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else
@@ -465,6 +476,10 @@ sn__cluster_start() {
 			return 1
 		}
 		sn__write_hosts
+		sn__share_dir || {
+			sn__die "cannot make $d a shared mount"
+			return 1
+		}
 	fi
 	slurmctld -f "$SLURM_CONF" >>"$d/log/slurmctld.out" 2>&1 || {
 		sn__dump_logs
@@ -540,6 +555,7 @@ sn__cluster_stop() {
 	done
 	sn__kill_pidfile "$d/run/slurmctld.pid" slurmctld
 	sn__kill_pidfile "$d/munge/munged.pid" munged
+	! mountpoint -q "$d" || umount -l "$d"
 	sn__teardown_netns
 	sn__log "stopped ($d)"
 }

@@ -320,7 +320,9 @@ J
 	local ro
 	ro="$(fleet_dir)/ro"
 	mkdir -p "$ro"
-	mount --bind "$ro" "$ro" && mount -o remount,bind,ro "$ro" ||
+	# A new read-only mount, not a remount: a remount's flags do not
+	# propagate into the nodes' mount namespaces (cluster.sh).
+	mount -t tmpfs -o ro,size=64k sn-ro "$ro" ||
 		sn_fail "cannot make a read-only mount"
 	sn_plugstack_set "warmup_helper=$(wrapper)" "record_file=/dev/full" \
 		"prom_dir=$ro" "record_syslog=yes"
