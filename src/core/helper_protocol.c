@@ -27,6 +27,10 @@ const struct sn_warmup_exit_info sn_warmup_exits[] = {
 	  "NCCL initialisation did not finish in time: check for stuck GPU processes (nvidia-smi) and NVLink/fabric manager health" },
 	{ SN_WARMUP_INTERNAL, "internal", "internal error",
 	  "the warmup helper failed internally (out of memory or I/O error); retry, and report it if it persists" },
+	{ SN_WARMUP_PEER_FAILED, "peer_failed", "another node of the step failed",
+	  "the fabric warmup stopped because of the node named in the message: resubmit without it (--exclude=NODE) and report that node to your admins" },
+	{ SN_WARMUP_TRANSPORT, "transport", "NCCL network transport refused",
+	  "NCCL fell back to a network the site forbids (fabric_transport= in plugstack.conf), usually TCP sockets instead of InfiniBand: check NCCL_SOCKET_IFNAME, NCCL_IB_HCA and NCCL_NET in the job, the node's IB ports (ibstat) and its NCCL net plugin" },
 };
 
 const size_t sn_warmup_n_exits =

@@ -27,7 +27,11 @@ enum sn_warmup_exit {
 	SN_WARMUP_LOW_BANDWIDTH = 7,  /* bus bandwidth below the floor */
 	SN_WARMUP_TIMEOUT = 8,        /* helper's own deadline expired */
 	SN_WARMUP_INTERNAL = 9,       /* out of memory, I/O error, ... */
+	SN_WARMUP_PEER_FAILED = 10,   /* fabric: another node is at fault */
+	SN_WARMUP_TRANSPORT = 11,     /* fabric: NCCL's network refused by policy */
 };
+/* The last code: tables and tests cover 0..SN_WARMUP_EXIT_LAST. */
+#define SN_WARMUP_EXIT_LAST SN_WARMUP_TRANSPORT
 
 struct sn_warmup_exit_info {
 	enum sn_warmup_exit code;

@@ -16,6 +16,7 @@ static const char *const mode_names[] = {
 	[SN_WARMUP_MODE_CHECK] = "check",
 	[SN_WARMUP_MODE_COMM] = "comm",
 	[SN_WARMUP_MODE_BANDWIDTH] = "bandwidth",
+	[SN_WARMUP_MODE_FABRIC] = "fabric",
 };
 
 static bool is_name_char(char c, bool first)

@@ -37,6 +37,7 @@ enum sn_warmup_mode {
 	SN_WARMUP_MODE_CHECK,
 	SN_WARMUP_MODE_COMM,
 	SN_WARMUP_MODE_BANDWIDTH,
+	SN_WARMUP_MODE_FABRIC,	/* comm over every node of the step */
 };
 
 struct sn_warmup_request {

@@ -20,7 +20,7 @@ static void test_exit_names_and_hints(void **state)
 			   "drain the node") != NULL);
 	assert_true(strstr(sn_warmup_exit_hint(SN_WARMUP_TIMEOUT),
 			   "nvidia-smi") != NULL);
-	for (int code = 0; code <= SN_WARMUP_INTERNAL; code++) {
+	for (int code = 0; code <= SN_WARMUP_EXIT_LAST; code++) {
 		assert_true(strlen(sn_warmup_exit_hint(code)) > 20);
 		assert_string_not_equal(sn_warmup_exit_name(code),
 					"unknown exit code");
@@ -34,7 +34,7 @@ static void test_table_in_code_order(void **state)
 {
 	size_t i, j;
 
-	assert_int_equal(sn_warmup_n_exits, SN_WARMUP_INTERNAL + 1);
+	assert_int_equal(sn_warmup_n_exits, SN_WARMUP_EXIT_LAST + 1);
 	for (i = 0; i < sn_warmup_n_exits; i++) {
 		assert_int_equal(sn_warmup_exits[i].code, i);
 		for (j = 0; j < i; j++)
