@@ -152,3 +152,19 @@ const char *sn_teardown_name(bool teardown_exit)
 {
 	return teardown_exit ? "exit" : "clean";
 }
+
+int sn_parse_fabric_transport(const char *value, bool *refuse_socket)
+{
+	if (sn_streq_nocase(value, "any"))
+		*refuse_socket = false;
+	else if (sn_streq_nocase(value, "no-socket"))
+		*refuse_socket = true;
+	else
+		return -1;
+	return 0;
+}
+
+const char *sn_transport_policy_name(bool refuse_socket)
+{
+	return refuse_socket ? "no-socket" : "any";
+}

@@ -75,6 +75,8 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_NODES "nodes"
 #define SN_HELPER_OPT_NODELIST "nodelist"
 #define SN_HELPER_OPT_FABRIC_PORTS "fabric-ports"
+/* plugstack.conf's fabric_transport=: which NCCL networks pass. */
+#define SN_HELPER_OPT_FABRIC_TRANSPORT "fabric-transport"
 
 /*
  * Argument limits and defaults.  The timeout cap is the plugin's: srun
@@ -105,5 +107,12 @@ int sn_parse_busbw(const char *value, double *out);
 /* "exit" or "clean", any case. */
 int sn_parse_teardown(const char *value, bool *teardown_exit);
 const char *sn_teardown_name(bool teardown_exit);
+/*
+ * "any" (every network NCCL picks passes) or "no-socket" (NET/Socket
+ * between nodes fails the fabric warmup with SN_WARMUP_TRANSPORT: for
+ * sites with InfiniBand, RoCE or a net plugin), any case.
+ */
+int sn_parse_fabric_transport(const char *value, bool *refuse_socket);
+const char *sn_transport_policy_name(bool refuse_socket);
 
 #endif

@@ -195,6 +195,23 @@ static void test_busbw_and_teardown(void **state)
 			    "exit");
 }
 
+static void test_fabric_transport(void **state)
+{
+	bool refuse = true;
+
+	(void)state;
+	assert_int_equal(sn_parse_fabric_transport("ANY", &refuse), 0);
+	assert_false(refuse);
+	assert_int_equal(sn_parse_fabric_transport("no-socket", &refuse), 0);
+	assert_true(refuse);
+	for (const char *const *v = (const char *const[]){ "", "ib",
+		"no_socket", "no-socket ", "anything", NULL }; *v; v++)
+		assert_int_equal(sn_parse_fabric_transport(*v, &refuse), -1);
+	assert_true(refuse);
+	assert_string_equal(sn_transport_policy_name(false), "any");
+	assert_string_equal(sn_transport_policy_name(true), "no-socket");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_busbw_and_teardown),
+		cmocka_unit_test(test_fabric_transport),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
