@@ -29,9 +29,12 @@ jobs=${SN_JOBS:-2}
 # (docs: shared notes "The 4xH200 GPU node"); libslurm-dev gives spank.h and
 # slurm_version.h for ./configure --with-slurm.  Ubuntu 24.04 already has
 # everything else these binaries link (run-gpu-tests.sh checks with ldd).
+# iproute2 and its libraries: `ip` for the fabric phase's network
+# namespaces (tests/gpu/fabric-gpu.sh); the device has no ip.
 debs=(
 	slurmctld slurmd slurm-client slurm-wlm-basic-plugins libslurm38
 	libslurm-dev munge libmunge2 libhwloc15 liblua5.1-0 libdbus-1-3
+	iproute2 libbpf1 libelf1 libmnl0 libcap2 libbsd0 libmd0
 )
 
 die() {

@@ -14,7 +14,9 @@
  *                watchdog thread never wakes (clock_nanosleep blocks): only
  *                the plugin's own deadline and SIGKILL can end it
  *
- * Any other value (or none) passes every call through.  Each injected
+ * Any other value (or none) passes every call through.  With SN_FAULT_HOST
+ * set, the fault is injected only where gethostname() equals it (one node
+ * of a multi-node step: the fabric warmup must blame that node).  Each injected
  * fault is announced once on stderr and appended to the file named by
  * SN_FAULT_LOG (the plugin keeps only the helper's last stderr line), so
  * a test can tell an injected fault from a real one.  Build: gcc -shared -fPIC -o interpose.so interpose.c
@@ -44,8 +46,17 @@ typedef struct { char internal[128]; } nccl_unique_id_t;
 static int fault_is(const char *name)
 {
 	const char *v = getenv("SN_FAULT");
+	const char *host = getenv("SN_FAULT_HOST");
+	char me[256];
 
-	return v && strcmp(v, name) == 0;
+	if (!v || strcmp(v, name) != 0)
+		return 0;
+	if (!host)
+		return 1;
+	if (gethostname(me, sizeof(me)) != 0)
+		return 0;
+	me[sizeof(me) - 1] = '\0';
+	return strcmp(me, host) == 0;
 }
 
 static void announce(const char *what)

@@ -25,6 +25,12 @@
 #   SN_GPU_BUDGET_S     own deadline in seconds (default 540): whatever is
 #                       left undone when it passes is counted as failed
 #   SN_GPU_BENCH=0      no benchmark
+#   SN_GPU_FABRIC=0     no fabric phase (tests/gpu/fabric-gpu.sh: the host as
+#                       two network-namespace nodes of one GPU each, then
+#                       srun -N2 --nccl-warmup=fabric; needs 2 GPUs and the
+#                       carried iproute2)
+#   SN_GPU_FABRIC_BENCH=0|1  bench/fabric-latency.sh in that phase (default:
+#                       SN_GPU_BENCH)
 #   SN_GPU_DRYRUN=1     rehearsal on a GPU-less Debian machine with Slurm
 #                       installed: runs in a private mount namespace (bind
 #                       mounts instead of symlinks in /usr), fake CUDA/NCCL
@@ -137,11 +143,15 @@ finish() {
 	finished=1
 	trap - EXIT TERM INT
 	if [ -n "${SN_CLUSTER_DIR:-}" ] && declare -F sn_cluster_stop >/dev/null; then
-		cp -f "$(sn_slurmd_log n1)" "$out/slurmd.log" 2>/dev/null
-		cp -f "$(sn_slurmctld_log)" "$out/slurmctld.log" 2>/dev/null
+		# The fabric phase saved the single-node cluster's logs already.
+		if [ "$SN_CLUSTER_DIR" != "$fabric_dir" ]; then
+			cp -f "$(sn_slurmd_log n1)" "$out/slurmd.log" 2>/dev/null
+			cp -f "$(sn_slurmctld_log)" "$out/slurmctld.log" 2>/dev/null
+		fi
 		# Bounded inside: squeue/scancel under timeout, kills after 5 s.
 		sn_cluster_stop >/dev/null 2>&1 3>&-
-		cp -f "$(sn_slurmd_log n1)" "$out/slurmd.log" 2>/dev/null
+		[ "$SN_CLUSTER_DIR" = "$fabric_dir" ] ||
+			cp -f "$(sn_slurmd_log n1)" "$out/slurmd.log" 2>/dev/null
 	fi
 	{
 		echo "spank-nccl GPU tests on $(hostname) ($(date -u +%FT%TZ)), $(elapsed) s"
@@ -300,7 +310,8 @@ setup_slurm() {
 	sys_link "$sl_root/usr/sbin/slurmstepd-wlm" /usr/sbin/slurmstepd ||
 		die_setup slurm-unpack "cannot point /usr/sbin/slurmstepd at the unpacked one"
 	register_missing_libs || die_setup slurm-unpack "cannot register the debs' libraries"
-	export PATH="$sl_root/usr/sbin:$sl_root/usr/bin:$PATH"
+	# $sl_root/bin: the carried iproute2's ip (fabric phase).
+	export PATH="$sl_root/usr/sbin:$sl_root/usr/bin:$sl_root/bin:$PATH"
 	hash -r
 	check_ldd "$sl_root"/usr/bin/{srun,sbatch,sinfo,squeue,scontrol,scancel,munge,unmunge} \
 		"$sl_root"/usr/sbin/{slurmd-wlm,slurmctld-wlm,slurmstepd-wlm,munged,mungekey} \
@@ -961,6 +972,9 @@ run_bench() {
 	fi
 }
 
+# shellcheck source=tests/gpu/fabric-gpu.sh
+source "$src/tests/gpu/fabric-gpu.sh"
+
 mkdir -p "$work"
 chmod 0755 "$work"
 say "spank-nccl GPU tests: $src (dry run: $dryrun), results in $out"
@@ -971,5 +985,6 @@ build_project
 start_cluster
 run_checks
 run_bench
+run_fabric
 finish
 [ "$failed" -eq 0 ]
