@@ -6,7 +6,7 @@
 # each node a network namespace (veth + bridge, from tests/cluster) that
 # sees ONE of the host's GPUs, and
 #
-#   srun -N2 --gres=gpu:1 --nccl-warmup=fabric
+#   srun -N2 --gres=gpu:G --nccl-warmup=fabric    (G = the host's GPUs / 2)
 #
 # builds one real NCCL communicator across the two "nodes" (NCCL talks
 # NET/Socket over the veth: different hostnames give different NCCL host
@@ -14,7 +14,7 @@
 # node (tests/gpu/interpose.c, SN_FAULT_HOST) must be blamed on that node
 # by the other, and bench/fabric-latency.sh measures fabric next to comm.
 #
-# A node sees one GPU the way a container runtime does it: its mount
+# A node sees only its GPUs the way a container runtime does it: its mount
 # namespace gets a fresh /dev holding only that GPU's /dev/nvidiaN (plus
 # nvidiactl and nvidia-uvm); the driver only opens the devices it finds,
 # so CUDA_VISIBLE_DEVICES=0 (which Slurm sets from the gres index) is the
@@ -26,10 +26,33 @@
 # unpacked with Slurm into $sl_root.
 
 fabric_dir=/tmp/sn-gpu-fabric
+# GPUs per node: the host's GPUs split over the two nodes (1 on 2 GPUs,
+# 2 on 4 GPUs: issue 17's two nodes of two GPUs), set by run_fabric.
+fabric_gpn=1
 
-# Writes slurm.conf/gres.conf/cgroup.conf for nodes n1..n2, one GPU each.
+# The device numbers of node I's GPUs, "A B ...".
+fabric_node_gpus() {
+	local i=$1 k
+	for ((k = (i - 1) * fabric_gpn; k < i * fabric_gpn; k++)); do
+		printf '%s ' "$k"
+	done
+}
+
+# gres.conf's File= for node I: /dev/nvidiaA or /dev/nvidia[A-B].
+fabric_gres_file() {
+	local i=$1 dir=$2 a b
+	a=$(((i - 1) * fabric_gpn))
+	b=$((i * fabric_gpn - 1))
+	if [ "$a" -eq "$b" ]; then
+		echo "$dir/nvidia$a"
+	else
+		echo "$dir/nvidia[$a-$b]"
+	fi
+}
+
+# Writes slurm.conf/gres.conf/cgroup.conf for nodes n1..n2, fabric_gpn GPUs each.
 fabric_write_conf() {
-	local d=$SN_CLUSTER_DIR cpus i
+	local d=$SN_CLUSTER_DIR cpus i k
 	cpus=$(nproc)
 	[ "$cpus" -ge 32 ] || cpus=32
 	cat >"$d/etc/slurm.conf" <<EOF
@@ -40,15 +63,17 @@ EOF
 	sn_slurm_conf_common "$d" >>"$d/etc/slurm.conf"
 	echo "AutoDetect=off" >"$d/etc/gres.conf"
 	for ((i = 1; i <= SN_NODES; i++)); do
-		echo "NodeName=n$i NodeAddr=$SN_NET_PREFIX.$((10 + i)) CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1000 Gres=gpu:1 State=UNKNOWN" \
+		echo "NodeName=n$i NodeAddr=$SN_NET_PREFIX.$((10 + i)) CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$fabric_gpn State=UNKNOWN" \
 			>>"$d/etc/slurm.conf"
 		if [ "$dryrun" = 1 ]; then
 			mkdir -p "$d/dev/n$i"
-			ln -sfn /dev/null "$d/dev/n$i/nvidia$((i - 1))"
-			echo "NodeName=n$i Name=gpu File=$d/dev/n$i/nvidia$((i - 1))" \
+			for k in $(fabric_node_gpus "$i"); do
+				ln -sfn /dev/null "$d/dev/n$i/nvidia$k"
+			done
+			echo "NodeName=n$i Name=gpu File=$(fabric_gres_file "$i" "$d/dev/n$i")" \
 				>>"$d/etc/gres.conf"
 		else
-			echo "NodeName=n$i Name=gpu File=/dev/nvidia$((i - 1))" \
+			echo "NodeName=n$i Name=gpu File=$(fabric_gres_file "$i" /dev)" \
 				>>"$d/etc/gres.conf"
 		fi
 	done
@@ -64,14 +89,17 @@ EOF
 
 # The script a node runs in its own mount namespace before slurmd: a
 # fresh /dev with the usual nodes, the host's /dev/shm and /dev/pts, and
-# GPU $1 only.  Device numbers are read from the host's /dev first.
+# only the GPUs named (device numbers, "0" or "2 3").  Device numbers are
+# read from the host's /dev first.
 fabric_write_node_dev() {
 	cat >"$SN_CLUSTER_DIR/libexec/node-dev.sh" <<'EOF'
 #!/bin/sh
-# tests/gpu/fabric-gpu.sh: this node's /dev holds GPU $1 only.
+# tests/gpu/fabric-gpu.sh: this node's /dev holds the GPUs named only.
 set -e
-gpu=$1
-keep="null zero full random urandom tty nvidiactl nvidia-uvm nvidia-uvm-tools nvidia-modeset nvidia$gpu"
+keep="null zero full random urandom tty nvidiactl nvidia-uvm nvidia-uvm-tools nvidia-modeset"
+for gpu in $1; do
+	keep="$keep nvidia$gpu"
+done
 mkdir -p /run/sn-hostdev
 mount --rbind /dev /run/sn-hostdev
 mount -t tmpfs -o mode=0755,nosuid sn-dev /dev
@@ -97,7 +125,7 @@ EOF
 fabric_start_slurmd() {
 	local i=$1 d=$SN_CLUSTER_DIR ns dev=:
 	ns=$(sn__netns_name "$i")
-	[ "$dryrun" = 1 ] || dev="$d/libexec/node-dev.sh $((i - 1))"
+	[ "$dryrun" = 1 ] || dev="$d/libexec/node-dev.sh '$(fabric_node_gpus "$i")'"
 	nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation slave \
 		sh -c "mount --bind '$d/etc/hosts' /etc/hosts && $dev && hostname n$i && exec slurmd -f '$SLURM_CONF' -N n$i" \
 		>>"$d/log/slurmd-n$i.out" 2>&1
@@ -135,7 +163,7 @@ fabric_cluster_start() {
 run_srun2() {
 	local limit=$1
 	shift
-	run_srun "$limit" -N2 --gres=gpu:1 "$@"
+	run_srun "$limit" -N2 --gres=gpu:"$fabric_gpn" "$@"
 }
 
 # The records of fabric warmups written since the test began.
@@ -147,13 +175,13 @@ fabric_no_helper_left() {
 
 t_fabric_nodes_apart() {
 	local ids
-	# The helper itself (check mode, as the job user) reports the bus ID
-	# of the one GPU each node sees: they must differ.
+	# The helper itself (check mode) reports the bus IDs of the GPUs each
+	# node sees: all must differ.
 	run_srun2 60 -l "$(sn_helper_path)" --mode check --json --timeout 30
 	want "srun exits 0" srun_ok
 	ids=$(grep -o '"busid":"[^"]*"' "$srun_out" | sort -u | wc -l)
-	want "each node sees one GPU, a different one ($ids bus IDs)" \
-		test "$ids" -eq 2
+	want "each node sees its own GPUs ($ids bus IDs, $((2 * fabric_gpn)) wanted)" \
+		test "$ids" -eq $((2 * fabric_gpn))
 }
 
 t_fabric_pass() {
@@ -162,6 +190,11 @@ t_fabric_pass() {
 	run_srun2 90 --nccl-warmup=fabric,verbose echo TASK-RAN
 	want "srun exits 0" srun_ok
 	want "both tasks ran" test "$(grep -c TASK-RAN "$srun_out")" -eq 2
+	# The plugin logs the helper's JSON (slurmd log, "nccl-warmup passed").
+	want "both nodes' helpers built one communicator of $((2 * fabric_gpn)) ranks" \
+		test "$(cat "$(sn_slurmd_log n1)" "$(sn_slurmd_log n2)" |
+			grep 'nccl-warmup passed' |
+			grep -c "\"ranks\":$((2 * fabric_gpn))")" -ge 2
 	want "one record per node" \
 		test "$(fabric_records | grep -c '"mode":"fabric"')" -eq 2
 	want "both records pass" \
@@ -194,7 +227,7 @@ t_fabric_blame() {
 }
 
 t_fabric_bench() {
-	if SN_BENCH_NODES=2 SN_BENCH_GRES=gpu:1 \
+	if SN_BENCH_NODES=2 SN_BENCH_GRES=gpu:$fabric_gpn \
 	   timeout -k 5 150 bash "$src/bench/fabric-latency.sh" \
 	   >"$out/bench-fabric.txt" 2>&1; then
 		cat "$out/bench-fabric.txt" >&3
@@ -206,11 +239,12 @@ t_fabric_bench() {
 
 run_fabric() {
 	[ "${SN_GPU_FABRIC:-1}" = 1 ] || return 0
-	phase "fabric (two network-namespace nodes, one GPU each)"
 	if [ "$gpu_count" -lt 2 ]; then
 		record FAIL fabric "needs 2 GPUs, the node has $gpu_count"
 		return
 	fi
+	fabric_gpn=$((gpu_count / 2))
+	phase "fabric (two network-namespace nodes, $fabric_gpn GPU(s) each)"
 	command -v ip >/dev/null || {
 		record FAIL fabric "no ip command (iproute2 not carried: tests/gpu/fetch-debs.sh)"
 		return
