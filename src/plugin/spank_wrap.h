@@ -23,6 +23,7 @@ struct sn_job_ids {
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t node_id;
+	uint32_t nnodes;	/* S_JOB_NNODES: nodes of the step; 0 unknown */
 	uint32_t local_tasks;
 };
 

@@ -27,6 +27,10 @@ struct step_warmup {
 	struct sn_helper_outcome outcome;
 	struct sn_warmup_result result;
 	bool have_result;
+	/* Mode fabric: what the helper needs to find the other nodes. */
+	char job_id[16], step_id[16], node_index[16], nodes[16];
+	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
+	char ports[16];
 };
 
 /*
@@ -48,12 +52,67 @@ static bool step_has_gpus(const char *cuda_visible_devices)
 	       strcmp(cuda_visible_devices, "NoDevFiles") != 0;
 }
 
+/*
+ * Mode fabric: the step as slurmstepd knows it, the same on every node
+ * (contract: docs/design.md "Fabric warmup").  S_JOB_NODEID and
+ * S_JOB_NNODES are the node's index in the step and the step's node
+ * count (slurmstepd's step record); the node list only reaches
+ * slurmstepd in the job environment srun sent (SLURM_STEP_NODELIST,
+ * set by srun for every step).  -1 with MESSAGE when it is missing.
+ */
+static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
+			  const struct sn_job_ids *ids, struct step_warmup *run,
+			  char *message, size_t len)
+{
+	const struct sn_port_range *ports = &p->cfg.fabric_ports;
+
+	if (ids->nnodes == 0 ||
+	    sn_spank_getenv(sp, "SLURM_STEP_NODELIST", run->nodelist,
+			    sizeof(run->nodelist)) != 1 ||
+	    !run->nodelist[0]) {
+		snprintf(message, len,
+			 "warmup failed on node %s (GPUs %s): the fabric warmup needs the step's node list, but %s; launch the step with srun (which sets SLURM_STEP_NODELIST) or use --nccl-warmup=comm",
+			 run->node, run->gpus,
+			 ids->nnodes == 0 ?
+			 "slurmstepd did not say how many nodes the step has" :
+			 "the job environment has no SLURM_STEP_NODELIST");
+		return -1;
+	}
+	snprintf(run->job_id, sizeof(run->job_id), "%u", ids->job_id);
+	snprintf(run->step_id, sizeof(run->step_id), "%u", ids->step_id);
+	snprintf(run->node_index, sizeof(run->node_index), "%u", ids->node_id);
+	snprintf(run->nodes, sizeof(run->nodes), "%u", ids->nnodes);
+	snprintf(run->ports, sizeof(run->ports), "%u-%u", ports->lo, ports->hi);
+	return 0;
+}
+
+/* Appends "--NAME VALUE" to ARGV at *ARGC. */
+static void add_opt(char **argv, int *argc, const char *name,
+		    const char *value)
+{
+	argv[(*argc)++] = (char *)name;
+	argv[(*argc)++] = (char *)value;
+}
+
+static void add_fabric_args(const struct sn_plugin *p,
+			    struct step_warmup *run, char **argv, int *argc)
+{
+	add_opt(argv, argc, "--" SN_HELPER_OPT_JOB_ID, run->job_id);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_STEP_ID, run->step_id);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_NODE_INDEX, run->node_index);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_NODES, run->nodes);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_NODELIST, run->nodelist);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
+		sn_transport_policy_name(p->cfg.fabric_refuse_socket));
+}
+
 static int run_helper(struct sn_plugin *p, spank_t sp,
 		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
-	char *argv[24];
+	char *argv[40];
 	int argc = 0;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -95,6 +154,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
 		argv[argc++] = floor;
 	}
+	if (run->mode == SN_WARMUP_MODE_FABRIC)
+		add_fabric_args(p, run, argv, &argc);
 	argv[argc] = NULL;
 	spec.argv = argv;
 	/* The job's own environment: its LD_LIBRARY_PATH/LD_PRELOAD pick the
@@ -228,6 +289,14 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	if (rc < 0)
 		goto out;	/* euid not restored */
 
+	if (run->mode == SN_WARMUP_MODE_FABRIC &&
+	    fabric_prepare(p, sp, ids, run, message, sizeof(message)) < 0) {
+		sn_str_printable(message, sizeof(message), message);
+		run->outcome.exited = true;
+		run->outcome.exit_code = SN_WARMUP_USAGE;
+		ok = false;
+		goto failed;
+	}
 	run_helper(p, sp, ids, run);
 	if (run->outcome.out_len &&
 	    sn_warmup_result_parse(run->outcome.out, run->outcome.out_len,
@@ -248,7 +317,10 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
 
-	if (sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
+	/* peer_failed: this node is fine, its earlier passes stay usable. */
+	if (!(run->outcome.exited &&
+	      run->outcome.exit_code == SN_WARMUP_PEER_FAILED) &&
+	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
 				run->outcome.elapsed_ms) < 0)
 		rc = -1;
 
@@ -263,6 +335,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		describe_failure(p, run, message, sizeof(message));
 		sn_str_printable(message, sizeof(message), message);
 	}
+failed:
 	if (record_warmup(p, ids, run, ok, message) < 0)
 		rc = -1;
 	if (ok) {

@@ -692,6 +692,117 @@ static void warmup_off_runs_nothing(void **state)
 	assert_int_equal(mock_spank()->n_errors, 0);
 }
 
+#define assert_contains(hay, needle) assert_non_null(strstr((hay), (needle)))
+#define assert_not_contains(hay, needle) assert_null(strstr((hay), (needle)))
+
+/* A step of NNODES nodes on node NODE_ID: run_warmup_step's fabric form. */
+static int run_fabric_step(struct fixture *fx, char *const *env,
+			   const char *value, const char *extra_arg,
+			   uint32_t node_id, uint32_t nnodes)
+{
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, extra_arg), 0);
+	mock_spank()->ids.uid = getuid();
+	mock_spank()->ids.gid = getgid();
+	mock_spank()->ids.step_id = 7;
+	mock_spank()->ids.node_id = node_id;
+	mock_spank()->ids.nnodes = nnodes;
+	assert_int_equal(sn_option_warmup(&fx->p, value, 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	return sn_step_task_init(&fx->p, sp);
+}
+
+/* The helper's last command line, one argument a line, as one string. */
+static void helper_args(struct fixture *fx, char *buf, size_t len)
+{
+	char path[192];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/args", fx->dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\n')
+			buf[i] = ' ';
+}
+
+static void warmup_fabric_passes_the_step(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1",
+			"SLURM_STEP_NODELIST=n[1-3]", NULL };
+	char *env_no_list[] = { "CUDA_VISIBLE_DEVICES=0,1", NULL };
+	char body[512], args[2048], path[192];
+	int runs;
+
+	snprintf(body, sizeof(body),
+		 "echo run >> %s/runs; printf '%%s\\n' \"$@\" > %s/args; "
+		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
+		 fx->dir, fx->dir);
+	write_helper(fx, body);
+	assert_int_equal(run_fabric_step(fx, env, "fabric", "fabric_ports=31000-31009",
+					 1, 3), 0);
+	helper_args(fx, args, sizeof(args));
+	assert_contains(args, "--mode fabric ");
+	assert_contains(args, " --job-id 42 --step-id 7 --node-index 1 --nodes 3 --nodelist n[1-3] --fabric-ports 31000-31009 --fabric-transport any");
+	sn_plugin_fini(&fx->p);
+
+	/* The site's transport policy; the default port range. */
+	assert_int_equal(run_fabric_step(fx, env, "fabric",
+					 "fabric_transport=no-socket", 0, 3), 0);
+	helper_args(fx, args, sizeof(args));
+	assert_contains(args, " --node-index 0 --nodes 3 ");
+	assert_contains(args, " --fabric-ports 29400-29499 --fabric-transport no-socket");
+	sn_plugin_fini(&fx->p);
+
+	/* Never reused: a fabric pass, nor a comm pass for a fabric step
+	 * (even as root, where records are kept). */
+	runs = helper_runs(fx);
+	assert_int_equal(run_fabric_step(fx, env, "comm", NULL, 0, 3), 0);
+	helper_args(fx, args, sizeof(args));
+	assert_not_contains(args, "--nodelist");
+	assert_not_contains(args, "--fabric-ports");
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_fabric_step(fx, env, "fabric", NULL, 0, 3), 0);
+	assert_int_equal(helper_runs(fx), runs + 2);
+	sn_plugin_fini(&fx->p);
+	/* ... and the fabric pass left the comm pass usable (root). */
+	assert_int_equal(run_fabric_step(fx, env, "check", NULL, 0, 3), 0);
+	assert_int_equal(helper_runs(fx), runs + (geteuid() == 0 ? 2 : 3));
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_fabric_step(fx, env, "fabric", NULL, 0, 3), 0);
+	assert_int_equal(helper_runs(fx), runs + (geteuid() == 0 ? 3 : 4));
+	sn_plugin_fini(&fx->p);
+
+	/* The site default mode applies to a bare --nccl-warmup. */
+	assert_int_equal(run_fabric_step(fx, env, NULL, "warmup_mode=fabric",
+					 2, 3), 0);
+	helper_args(fx, args, sizeof(args));
+	assert_contains(args, "--mode fabric ");
+	assert_contains(args, " --node-index 2 --nodes 3 ");
+	sn_plugin_fini(&fx->p);
+
+	/* No node list: the step fails, saying what is missing, and the
+	 * helper does not run. */
+	runs = helper_runs(fx);
+	assert_int_equal(run_fabric_step(fx, env_no_list, "fabric", NULL, 0, 3),
+			 -1);
+	assert_int_equal(helper_runs(fx), runs);
+	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"the job environment has no SLURM_STEP_NODELIST"));
+	snprintf(path, sizeof(path), "%s/runs", fx->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/args", fx->dir);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +834,7 @@ int main(void)
 		T(warmup_crash_is_reported),
 		T(warmup_missing_helper_is_reported),
 		T(warmup_off_runs_nothing),
+		T(warmup_fabric_passes_the_step),
 #undef T
 	};
 
