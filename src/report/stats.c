@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record.h"
 #include "report.h"
 #include "strutil.h"
 
@@ -59,6 +60,8 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 	n->reused += r->reused;
 	if (r->pass) {
 		n->passes++;
+	} else if (!sn_record_class_is_own_fault(r->class)) {
+		n->peer_failed++;
 	} else {
 		n->failures++;
 		if (r->ts >= n->last_fail_ts) {
