@@ -15,6 +15,11 @@
 
 #define SN_MAX_GROUPS 256
 
+/* slurm.h's value (pyxis keeps the same fallback); spank.h lacks it. */
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT 0xfffffffb
+#endif
+
 struct sn_job_ids {
 	uid_t uid;
 	gid_t gid;

@@ -36,9 +36,6 @@
 #include "reuse.h"
 #include "spank_wrap.h"
 
-#ifndef SLURM_BATCH_SCRIPT
-#define SLURM_BATCH_SCRIPT 0xfffffffb
-#endif
 #ifndef SLURM_EXTERN_CONT
 #define SLURM_EXTERN_CONT 0xfffffffc
 #endif

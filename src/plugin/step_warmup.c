@@ -58,30 +58,33 @@ static bool step_has_gpus(const char *cuda_visible_devices)
  * S_JOB_NNODES are the node's index in the step and the step's node
  * count (slurmstepd's step record); the node list only reaches
  * slurmstepd in the job environment srun sent (SLURM_STEP_NODELIST,
- * set by srun for every step).  -1 with MESSAGE when it is missing.
+ * set by srun for every step).  A batch script runs on the job's first
+ * node alone and has no step node list: like any one-node step, it is
+ * the node by itself (the helper then equals comm).  -1 with MESSAGE
+ * when a step of several nodes lacks its node list.
  */
 static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
 			  const struct sn_job_ids *ids, struct step_warmup *run,
 			  char *message, size_t len)
 {
 	const struct sn_port_range *ports = &p->cfg.fabric_ports;
+	bool alone = ids->nnodes <= 1 || ids->step_id == SLURM_BATCH_SCRIPT;
 
-	if (ids->nnodes == 0 ||
-	    sn_spank_getenv(sp, "SLURM_STEP_NODELIST", run->nodelist,
-			    sizeof(run->nodelist)) != 1 ||
-	    !run->nodelist[0]) {
+	if (alone) {
+		snprintf(run->nodelist, sizeof(run->nodelist), "%s", run->node);
+	} else if (sn_spank_getenv(sp, "SLURM_STEP_NODELIST", run->nodelist,
+				   sizeof(run->nodelist)) != 1 ||
+		   !run->nodelist[0]) {
 		snprintf(message, len,
-			 "warmup failed on node %s (GPUs %s): the fabric warmup needs the step's node list, but %s; launch the step with srun (which sets SLURM_STEP_NODELIST) or use --nccl-warmup=comm",
-			 run->node, run->gpus,
-			 ids->nnodes == 0 ?
-			 "slurmstepd did not say how many nodes the step has" :
-			 "the job environment has no SLURM_STEP_NODELIST");
+			 "warmup failed on node %s (GPUs %s): the fabric warmup of a step of %u nodes needs the step's node list, but the job environment has no SLURM_STEP_NODELIST; launch the step with srun (which sets it) or use --nccl-warmup=comm",
+			 run->node, run->gpus, ids->nnodes);
 		return -1;
 	}
 	snprintf(run->job_id, sizeof(run->job_id), "%u", ids->job_id);
 	snprintf(run->step_id, sizeof(run->step_id), "%u", ids->step_id);
-	snprintf(run->node_index, sizeof(run->node_index), "%u", ids->node_id);
-	snprintf(run->nodes, sizeof(run->nodes), "%u", ids->nnodes);
+	snprintf(run->node_index, sizeof(run->node_index), "%u",
+		 alone ? 0 : ids->node_id);
+	snprintf(run->nodes, sizeof(run->nodes), "%u", alone ? 1 : ids->nnodes);
 	snprintf(run->ports, sizeof(run->ports), "%u-%u", ports->lo, ports->hi);
 	return 0;
 }

@@ -738,8 +738,10 @@ static void warmup_fabric_passes_the_step(void **state)
 	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1",
 			"SLURM_STEP_NODELIST=n[1-3]", NULL };
 	char *env_no_list[] = { "CUDA_VISIBLE_DEVICES=0,1", NULL };
-	char body[512], args[2048], path[192];
+	char body[512], args[2048], path[512], host[256];
 	int runs;
+
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
 
 	snprintf(body, sizeof(body),
 		 "echo run >> %s/runs; printf '%%s\\n' \"$@\" > %s/args; "
@@ -788,8 +790,35 @@ static void warmup_fabric_passes_the_step(void **state)
 	assert_contains(args, " --node-index 2 --nodes 3 ");
 	sn_plugin_fini(&fx->p);
 
-	/* No node list: the step fails, saying what is missing, and the
-	 * helper does not run. */
+	/* A one-node step, and the batch step (no step node list): the
+	 * node by itself. */
+	assert_int_equal(run_fabric_step(fx, env_no_list, "fabric", NULL, 0, 1),
+			 0);
+	helper_args(fx, args, sizeof(args));
+	snprintf(path, sizeof(path), " --node-index 0 --nodes 1 --nodelist %s ",
+		 host);
+	assert_contains(args, path);
+	sn_plugin_fini(&fx->p);
+	{
+		spank_t sp = mock_spank_handle();
+
+		assert_int_equal(init_with(fx, S_CTX_REMOTE, env_no_list, NULL),
+				 0);
+		mock_spank()->ids.uid = getuid();
+		mock_spank()->ids.gid = getgid();
+		mock_spank()->ids.step_id = SLURM_BATCH_SCRIPT;
+		mock_spank()->ids.nnodes = 3;
+		assert_int_equal(sn_option_warmup(&fx->p, "fabric", 1), 0);
+		assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+		assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+		assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	}
+	helper_args(fx, args, sizeof(args));
+	assert_contains(args, path);
+	sn_plugin_fini(&fx->p);
+
+	/* No node list in a step of several nodes: the step fails, saying
+	 * what is missing, and the helper does not run. */
 	runs = helper_runs(fx);
 	assert_int_equal(run_fabric_step(fx, env_no_list, "fabric", NULL, 0, 3),
 			 -1);
