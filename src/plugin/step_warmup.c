@@ -54,7 +54,7 @@ static bool step_has_gpus(const char *cuda_visible_devices)
 
 /*
  * Mode fabric: the step as slurmstepd knows it, the same on every node
- * (contract: docs/design.md "Fabric warmup").  S_JOB_NODEID and
+ * (docs/design.md, "Fabric warmup: the plugin's side").  S_JOB_NODEID and
  * S_JOB_NNODES are the node's index in the step and the step's node
  * count (slurmstepd's step record); the node list only reaches
  * slurmstepd in the job environment srun sent (SLURM_STEP_NODELIST,
