@@ -33,10 +33,17 @@ static int timeout_fail(struct wu_run *run, const char *what)
 		       what, run->opt.timeout_s);
 }
 
+/* Fabric mode: another node failed, so what this one waits for may never come. */
+static int peer_failed(struct wu_run *run)
+{
+	return run->fabric.peer_failed ? run->fabric.peer_failed(run) : 0;
+}
+
 int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 {
 	for (;;) {
 		bool busy = false;
+		int code;
 
 		for (int r = 0; r < c->n; r++) {
 			ncclResult_t state = ncclSuccess;
@@ -60,6 +67,9 @@ int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 			return SN_WARMUP_OK;
 		if (wu_past_soft_deadline(run))
 			return timeout_fail(run, what);
+		code = peer_failed(run);
+		if (code)
+			return code;
 		poll_pause();
 	}
 }
@@ -69,6 +79,7 @@ int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 {
 	for (;;) {
 		bool busy = false;
+		int code;
 
 		for (int r = 0; r < c->n; r++) {
 			CUresult rc = run->cu->stream_query(c->streams[r]);
@@ -89,6 +100,9 @@ int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 			return SN_WARMUP_OK;
 		if (wu_past_soft_deadline(run))
 			return timeout_fail(run, what);
+		code = peer_failed(run);
+		if (code)
+			return code;
 		poll_pause();
 	}
 }
@@ -102,6 +116,8 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 
 	memset(c, 0, sizeof(*c));
 	c->n = (int)run->n_gpus;
+	c->nranks = run->fabric.nranks ? run->fabric.nranks : c->n;
+	c->rank_base = run->fabric.nranks ? run->fabric.rank_base : 0;
 	wu_phase_begin(run, WU_PHASE_COMM_INIT, "cuMemGetInfo");
 	/* Free memory before NCCL: what it takes is measured against it. */
 	for (int r = 0; r < c->n; r++) {
@@ -115,6 +131,12 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 		if (crc != CUDA_SUCCESS)
 			return wu_cuda_fail(run, crc, "cuMemGetInfo");
 	}
+	/*
+	 * Fabric mode: NCCL_COMM_ID is set, so ncclGetUniqueId only encodes
+	 * that address, the same on every node, and the ncclCommInitRank of
+	 * rank 0 opens the bootstrap root there (NCCL src/bootstrap.cc,
+	 * bootstrapGetUniqueId; src/init.cc).
+	 */
 	wu_doing(run, "ncclGetUniqueId");
 	rc = nc->get_unique_id(&id);
 	if (rc != ncclSuccess)
@@ -135,13 +157,13 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 			nc->group_end();
 			return code;
 		}
-		rc = nc->comm_init_rank_config(&c->comms[r], c->n, id, r,
-					       &config);
+		rc = nc->comm_init_rank_config(&c->comms[r], c->nranks, id,
+					       c->rank_base + r, &config);
 		if (!nccl_ok(rc)) {
 			nc->group_end();
 			snprintf(call, sizeof(call),
 				 "ncclCommInitRankConfig(rank %d of %d, device %d)",
-				 r, c->n, r);
+				 c->rank_base + r, c->nranks, r);
 			return wu_nccl_fail(run, rc, c->comms[r], call);
 		}
 	}
@@ -207,4 +229,29 @@ void wu_comm_abort(struct wu_run *run, struct wu_comm *c)
 			run->nc->comm_abort(c->comms[r]);
 		c->comms[r] = NULL;
 	}
+}
+
+int wu_comm_end(struct wu_run *run, struct wu_comm *c, int code)
+{
+	/*
+	 * --teardown exit: the verdict is in; process exit releases the
+	 * communicators and contexts (the driver does it while the process
+	 * exits, before its parent can reap it), without the explicit
+	 * finalize/destroy/free round trips.
+	 */
+	if (run->opt.teardown_exit &&
+	    (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH))
+		return code;
+	/* A slow link is a verdict, not a broken communicator. */
+	if (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH) {
+		int torn = wu_comm_teardown(run, c);
+
+		if (torn)
+			code = torn;
+		else
+			return code;
+	}
+	wu_doing(run, "ncclCommAbort");
+	wu_comm_abort(run, c);
+	return code;
 }

@@ -333,7 +333,7 @@ done
 run usage-json -- --json --mode fast
 expect_rc 1; expect_shape
 expect_json '"status":"usage"'
-expect_err "invalid --mode 'fast': use check, comm or bandwidth"
+expect_err "invalid --mode 'fast': use check, comm, bandwidth or fabric"
 
 run help -- --help
 expect_rc 0
