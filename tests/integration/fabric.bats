@@ -212,10 +212,11 @@ fabric_srun() {
 	run --separate-stderr fabric_srun
 	sn_assert_failed
 	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
-	# n1 says which ports it could not have; the others name n1.
+	# n1 says which ports it could not have; the others name n1, the
+	# node they could not reach.
 	sn_assert_msg "warmup failed on node n1 .*($lo-$hi|fabric_ports)"
-	sn_assert_msg 'warmup failed on node n2 .*node n1'
-	sn_assert_msg 'warmup failed on node n3 .*node n1'
+	sn_assert_msg 'warmup failed on node n2 .*n1'
+	sn_assert_msg 'warmup failed on node n3 .*n1'
 	assert_nothing_left "$lo" "$hi"
 }
 
