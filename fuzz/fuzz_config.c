@@ -63,6 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(cfg.warmup_min_busbw_gbps >= 0 &&
 			   cfg.warmup_min_busbw_gbps ==
 				   cfg.warmup_min_busbw_gbps);
+		FUZZ_CHECK(cfg.fabric_min_busbw_gbps >= 0 &&
+			   cfg.fabric_min_busbw_gbps <= SN_WARMUP_BUSBW_MAX);
 		FUZZ_CHECK(cfg.warmup_bytes > 0);
 		FUZZ_CHECK(cfg.default_profiles.count <= SN_PROFILE_REQUEST_MAX);
 		for (i = 0; i < cfg.default_profiles.count; i++)

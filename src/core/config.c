@@ -14,7 +14,7 @@
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
 	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
-	"fabric_transport"
+	"fabric_transport, fabric_min_busbw"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -159,6 +159,17 @@ static int parse_busbw(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+static int parse_fabric_busbw(struct sn_config *cfg, const char *value,
+			      const char *arg, struct sn_error *err)
+{
+	if (sn_parse_busbw(value, &cfg->fabric_min_busbw_gbps) < 0) {
+		ARG_ERROR(err, arg, "expected the inter-node bus bandwidth floor of a fabric warmup in GB/s between 0 and %.0f, e.g. 20 (0: no floor)",
+			  SN_WARMUP_BUSBW_MAX);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_bytes(struct sn_config *cfg, const char *value,
 		       const char *arg, struct sn_error *err)
 {
@@ -297,6 +308,7 @@ static const struct key_def keys[] = {
 	{ "prom_dir", parse_prom_dir },
 	{ "fabric_ports", parse_fabric_ports },
 	{ "fabric_transport", parse_fabric_transport },
+	{ "fabric_min_busbw", parse_fabric_busbw },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

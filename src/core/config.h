@@ -71,6 +71,8 @@ struct sn_config {
 	 */
 	struct sn_port_range fabric_ports;
 	bool fabric_refuse_socket;
+	/* fabric_min_busbw=: the inter-node bus-bandwidth floor; 0: none. */
+	double fabric_min_busbw_gbps;
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -157,8 +157,18 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
 		argv[argc++] = floor;
 	}
-	if (run->mode == SN_WARMUP_MODE_FABRIC)
+	if (run->mode == SN_WARMUP_MODE_FABRIC) {
 		add_fabric_args(p, run, argv, &argc);
+		/* The floor of a fabric warmup is the inter-node one, timed
+		 * over the communicator across the nodes. */
+		if (cfg->fabric_min_busbw_gbps > 0) {
+			snprintf(floor, sizeof(floor), "%g",
+				 cfg->fabric_min_busbw_gbps);
+			add_opt(argv, &argc, "--" SN_HELPER_OPT_BYTES, bytes);
+			add_opt(argv, &argc, "--" SN_HELPER_OPT_MIN_BUSBW,
+				floor);
+		}
+	}
 	argv[argc] = NULL;
 	spec.argv = argv;
 	/* The job's own environment: its LD_LIBRARY_PATH/LD_PRELOAD pick the

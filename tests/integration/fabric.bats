@@ -220,6 +220,19 @@ fabric_srun() {
 	assert_nothing_left "$lo" "$hi"
 }
 
+@test "fabric: fabric_min_busbw= is the inter-node floor: below it the step fails, above it passes" {
+	sn_plugstack_set fabric_min_busbw=10
+	sn_fake_env slow	# the fake NCCL reports 5 GB/s
+	run --separate-stderr fabric_srun
+	sn_assert_failed
+	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
+	sn_assert_msg 'warmup failed on node n[123] .*bandwidth.*below the floor'
+	sn_fake_env fast	# 400 GB/s
+	run --separate-stderr fabric_srun
+	sn_assert_status 0
+	assert_nothing_left 29400 29499
+}
+
 @test "fabric: two fabric steps at once both pass" {
 	local a b
 	sn_fake_env ok

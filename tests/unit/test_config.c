@@ -31,6 +31,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.fabric_ports.lo, 29400);
 	assert_int_equal(cfg.fabric_ports.hi, 29499);
 	assert_false(cfg.fabric_refuse_socket);
+	assert_true(cfg.fabric_min_busbw_gbps == 0.0);
 	/* No arguments: defaults stay. */
 	assert_int_equal(sn_config_parse(&cfg, 0, NULL, &err), 0);
 	assert_int_equal(cfg.warmup_timeout_s, 60);
@@ -53,6 +54,7 @@ static void test_every_key(void **state)
 		"warmup_nccl=/opt/nccl/2.28/lib",
 		"fabric_ports=31000-31007",
 		"fabric_transport=no-socket",
+		"fabric_min_busbw=12.5",
 	};
 	struct sn_config cfg;
 	struct sn_error err = { "" };
@@ -80,6 +82,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.fabric_ports.lo, 31000);
 	assert_int_equal(cfg.fabric_ports.hi, 31007);
 	assert_true(cfg.fabric_refuse_socket);
+	assert_true(cfg.fabric_min_busbw_gbps == 12.5);
 }
 
 static void test_good_values(void **state)
@@ -186,7 +189,7 @@ static void test_bad_values(void **state)
 		{ "default_profiles=a,,b", "plugstack.conf argument \"default_profiles=a,,b\": empty profile name" },
 		{ "default_profiles=a b", "invalid profile name \"a b\"" },
 		{ "default_profiles=a,a", "given twice" },
-		{ "nosuchkey=1", "unknown key \"nosuchkey\": valid keys are profiles, default_profiles, warmup_helper, warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, fabric_transport" },
+		{ "nosuchkey=1", "unknown key \"nosuchkey\": valid keys are profiles, default_profiles, warmup_helper, warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, fabric_transport, fabric_min_busbw" },
 		{ "=1", "unknown key \"\"" },
 		{ "PROFILES=/x", "unknown key \"PROFILES\"" },
 		{ "warmup_timeout", "\"warmup_timeout\": expected KEY=VALUE" },
@@ -195,6 +198,8 @@ static void test_bad_values(void **state)
 		{ "fabric_ports=29400-", "not PORT or LO-HI" },
 		{ "fabric_ports=29400:29499", "not PORT or LO-HI" },
 		{ "fabric_ports=", "empty value" },
+		{ "fabric_min_busbw=fast", "\"fabric_min_busbw=fast\": expected the inter-node bus bandwidth floor of a fabric warmup in GB/s between 0 and 100000" },
+		{ "fabric_min_busbw=-1", "inter-node bus bandwidth floor" },
 		{ "fabric_transport=ib", "\"fabric_transport=ib\": expected any (every network NCCL picks passes) or no-socket" },
 	};
 	struct sn_config cfg, before;

@@ -761,6 +761,20 @@ static void warmup_fabric_passes_the_step(void **state)
 	helper_args(fx, args, sizeof(args));
 	assert_contains(args, " --node-index 0 --nodes 3 ");
 	assert_contains(args, " --fabric-ports 29400-29499 --fabric-transport no-socket");
+	assert_not_contains(args, "--min-busbw");
+	sn_plugin_fini(&fx->p);
+
+	/* The inter-node floor, timed with warmup_bytes; never the
+	 * bandwidth mode's warmup_min_busbw. */
+	assert_int_equal(run_fabric_step(fx, env, "fabric",
+					 "fabric_min_busbw=12.5", 0, 3), 0);
+	helper_args(fx, args, sizeof(args));
+	assert_contains(args, " --bytes 67108864 --min-busbw 12.5");
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_fabric_step(fx, env, "fabric",
+					 "warmup_min_busbw=300", 0, 3), 0);
+	helper_args(fx, args, sizeof(args));
+	assert_not_contains(args, "--min-busbw");
 	sn_plugin_fini(&fx->p);
 
 	/* Never reused: a fabric pass, nor a comm pass for a fabric step
