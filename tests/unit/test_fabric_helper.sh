@@ -85,11 +85,12 @@ finish() {
 		[ -n "$p" ] || continue
 		wait "$p"
 		eval "rc$i=\$?"
-		eval "ms$i=\$(( \$(now_ms) - start ))"
+		elapsed=$(( $(now_ms) - start ))
+		eval "ms$i=$elapsed"
 		eval "pid$i="
 	done
 	# Every helper has exited: whatever it listened on must be closed.
-	if [ -n "$(listeners | grep -v ":${squat_port:-0} ")" ]; then
+	if listeners | grep -v ":${squat_port:-0} " | grep -q .; then
 		echo "FAIL [$name]: still listening after the helpers exited:" >&2
 		listeners >&2
 		failures=$((failures + 1))
@@ -122,8 +123,9 @@ node 1 n2 -- --timeout 20
 node 2 n3 -- --timeout 20
 finish three-nodes
 port=$(comm_port 0)
-[ -n "$port" ] && [ "$port" -ge "$lo" ] && [ "$port" -le "$hi" ] ||
+if [ -z "$port" ] || [ "$port" -lt "$lo" ] || [ "$port" -gt "$hi" ]; then
 	fail 0 "comm_id port '$port' not in $lo-$hi"
+fi
 for i in 0 1 2; do
 	expect_rc $i 0
 	expect_json $i "\"mode\":\"fabric\",\"status\":\"ok\""
@@ -237,7 +239,7 @@ node 2 n3 -- --timeout 20 --fabric-transport no-socket
 finish no-socket
 n11=0
 for i in 0 1 2; do
-	eval "r=\$rc$i"
+	r=$(eval "echo \$rc$i")
 	case $r in
 	11) n11=$((n11 + 1)); expect_err $i "NCCL chose NET/Socket (TCP) between the nodes, which fabric_transport=no-socket refuses";;
 	10) expect_err $i "failed: NCCL chose NET/Socket";;
