@@ -171,7 +171,9 @@ int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out)
 			if (i == c->plan.index || c->conns[i].state != CONN_JOINED)
 				continue;
 			pfd = (struct pollfd){ .fd = c->conns[i].fd, .events = POLLIN };
-			if (poll(&pfd, 1, 0) == 1)
+			/* A line may already wait in the buffer (read with HELLO). */
+			if (memchr(c->conns[i].rbuf, '\n', c->conns[i].rlen) ||
+			    poll(&pfd, 1, 0) == 1)
 				fabric_root_read_done(c, i);
 		}
 	} else if (!c->verdict_known && c->fd >= 0) {
@@ -180,7 +182,8 @@ int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out)
 		int r;
 
 		pfd = (struct pollfd){ .fd = c->fd, .events = POLLIN };
-		if (poll(&pfd, 1, 0) != 1)
+		/* The VERDICT may have come in one read with GO. */
+		if (!memchr(c->rbuf, '\n', c->rlen) && poll(&pfd, 1, 0) != 1)
 			return 0;
 		r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, fabric_now_ms(), &m, &e);
 		if (r > 0 && m.type == SN_FMSG_VERDICT) {

@@ -384,6 +384,11 @@ void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms)
 		return;
 	for (;;) {
 		waiting = 0;
+		/* Lines already buffered (read with an earlier one) first. */
+		for (i = 0; i < p->nodes; i++)
+			if (c->conns[i].state == CONN_JOINED &&
+			    memchr(c->conns[i].rbuf, '\n', c->conns[i].rlen))
+				fabric_root_read_done(c, i);
 		for (i = 0; i < p->nodes; i++) {
 			bool open = c->conns[i].state == CONN_JOINED;
 

@@ -135,10 +135,11 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		add(&o, " MiB");
 	}
 	if (s->fabric.active && s->fabric.nranks)
-		add(&o, ", ranks %d-%d of %d over %u nodes",
+		add(&o, ", ranks %d-%d of %d over %u node%s",
 		    s->fabric.rank_base,
 		    s->fabric.rank_base + (int)s->n_gpus - 1,
-		    s->fabric.nranks, s->opt.step.nodes);
+		    s->fabric.nranks, s->opt.step.nodes,
+		    s->opt.step.nodes == 1 ? "" : "s");
 	if (s->transport[0])
 		add(&o, ", network %s", s->transport);
 	if (s->note[0])
