@@ -89,6 +89,22 @@ static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
 	return 0;
 }
 
+/*
+ * GB/s as plain decimal: the helper's parser (sn_parse_busbw) refuses an
+ * exponent, which "%g" writes below 1e-4.  Trailing zeros trimmed.
+ */
+static void format_gbps(char *buf, size_t len, double gbps)
+{
+	size_t n;
+
+	snprintf(buf, len, "%.6f", gbps);
+	n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 1 && buf[n - 1] == '.')
+		buf[--n] = '\0';
+}
+
 /* Appends "--NAME VALUE" to ARGV at *ARGC. */
 static void add_opt(char **argv, int *argc, const char *name,
 		    const char *value)
@@ -130,7 +146,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
 	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
-	snprintf(floor, sizeof(floor), "%g", cfg->warmup_min_busbw_gbps);
+	format_gbps(floor, sizeof(floor), cfg->warmup_min_busbw_gbps);
 	argv[argc++] = (char *)cfg->warmup_helper;
 	argv[argc++] = "--" SN_HELPER_OPT_MODE;
 	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
@@ -162,8 +178,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		/* The floor of a fabric warmup is the inter-node one, timed
 		 * over the communicator across the nodes. */
 		if (cfg->fabric_min_busbw_gbps > 0) {
-			snprintf(floor, sizeof(floor), "%g",
-				 cfg->fabric_min_busbw_gbps);
+			format_gbps(floor, sizeof(floor),
+				    cfg->fabric_min_busbw_gbps);
 			add_opt(argv, &argc, "--" SN_HELPER_OPT_BYTES, bytes);
 			add_opt(argv, &argc, "--" SN_HELPER_OPT_MIN_BUSBW,
 				floor);

@@ -779,6 +779,13 @@ static void warmup_fabric_passes_the_step(void **state)
 	fabric_args(fx, env, "fabric", "warmup_min_busbw=300", 0, 3, args,
 		    sizeof(args));
 	assert_not_contains(args, "--min-busbw");
+	/* Plain decimal, as the helper's parser wants it (no exponent). */
+	fabric_args(fx, env, "fabric", "fabric_min_busbw=0.00001", 0, 3, args,
+		    sizeof(args));
+	assert_contains(args, " --min-busbw 0.00001 ");
+	fabric_args(fx, env, "fabric", "fabric_min_busbw=100000", 0, 3, args,
+		    sizeof(args));
+	assert_contains(args, " --min-busbw 100000 ");
 
 	/* Never reused: a fabric pass, nor a comm pass for a fabric step
 	 * (even as root, where records are kept); the fabric pass leaves
