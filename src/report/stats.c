@@ -52,9 +52,18 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 		n->samples = p;
 		n->cap_samples = cap;
 	}
-	n->samples[n->n_samples++] = (struct sample){
-		r->ts, r->pass, r->busbw_gbps, r->total_ms,
-	};
+	/*
+	 * A fabric warmup's bandwidth is the network's and its time includes
+	 * waiting for the other nodes: neither compares with identical
+	 * nodes' node-local runs.
+	 */
+	if (strcmp(r->mode, "fabric") == 0)
+		n->samples[n->n_samples++] = (struct sample){ r->ts, r->pass,
+							      -1, -1 };
+	else
+		n->samples[n->n_samples++] = (struct sample){
+			r->ts, r->pass, r->busbw_gbps, r->total_ms,
+		};
 	f->records++;
 	n->runs++;
 	n->reused += r->reused;

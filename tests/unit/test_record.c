@@ -309,6 +309,20 @@ static void test_prom_state(void **state)
 	assert_true(back.failures[SN_CLASS_TIMEOUT] == 2);
 	assert_true(back.failures[SN_CLASS_CRASH] == 0);
 	assert_true(back.busbw_bytes < 0);
+	/* A fabric warmup's busbw is the network's: not the node's gauge. */
+	{
+		struct sn_warmup_result res;
+
+		memset(&res, 0, sizeof(res));
+		res.busbw_gbps = 12.5;
+		fill(&r, &res);
+		snprintf(r.mode, sizeof(r.mode), "fabric");
+		sn_prom_state_add(&st, &r);
+		assert_true(st.busbw_bytes < 0);
+		snprintf(r.mode, sizeof(r.mode), "bandwidth");
+		sn_prom_state_add(&st, &r);
+		assert_true(st.busbw_bytes == 12.5e9);
+	}
 	/* A damaged known line restarts the counters (a counter reset). */
 	assert_int_equal(sn_prom_state_parse(
 		"spank_nccl_warmup_passes_total 7\nspank_nccl_warmup_failures_total{class=\"nope\"} 1\n",
