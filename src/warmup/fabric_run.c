@@ -295,6 +295,7 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 		pthread_mutex_lock(&run->lock);
 		run->fabric.nranks = (int)run->n_gpus;
 		pthread_mutex_unlock(&run->lock);
+		wu_comm_local_only();
 		code = run_nccl(run, &fr, &comm);
 		return wu_comm_end(run, &comm, code);
 	}

@@ -101,6 +101,10 @@ FAKE_HIDDEN ncclResult_t fake_net_unique_id(unsigned long long *clique);
 FAKE_HIDDEN void fake_net_announce(void);
 /* Whether COMMS (one clique, N of them here) span processes. */
 FAKE_HIDDEN bool fake_net_needed(ncclComm_t *comms, int n);
+/* A communicator of this process only, with NCCL_COMM_ID set: rank 0
+ * still opens the bootstrap root there, as NCCL's does (a non-local
+ * address fails its init).  Under the lock. */
+FAKE_HIDDEN void fake_net_local_root(ncclComm_t *comms, int n);
 /* Starts the rendezvous; the comms stay InProgress until it is done.
  * Under the lock. */
 FAKE_HIDDEN void fake_net_start(ncclComm_t *comms, int n);

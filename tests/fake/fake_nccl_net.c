@@ -498,6 +498,33 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+void fake_net_local_root(ncclComm_t *comms, int n)
+{
+	struct addrinfo *ai;
+	int fd = -1, one = 1, err = 0;
+	bool has_root = false;
+
+	for (int i = 0; i < n; i++)
+		has_root |= comms[i]->rank == 0;
+	if (!(comms[0]->clique & COMM_ID_BIT) || !has_root)
+		return;
+	/* NCCL: "if (env && myrank == 0) bootstrapCreateRoot(...)" (init.cc) */
+	if (resolve(getenv("NCCL_COMM_ID"), &ai) < 0)
+		return;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+	    listen(fd, 1) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	for (int i = 0; err && i < n; i++)
+		comms[i]->state = fake_nccl_error(ncclSystemError,
+						  "fake: bootstrap root cannot listen at NCCL_COMM_ID %s: %s",
+						  getenv("NCCL_COMM_ID"), strerror(err));
+}
+
 void fake_net_start(ncclComm_t *comms, int n)
 {
 	struct fake_net *net = calloc(1, sizeof(*net));
