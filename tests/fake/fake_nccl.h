@@ -95,6 +95,11 @@ FAKE_HIDDEN void fake_nccl_info(int dev, const char *fmt, ...)
  * NCCL_COMM_ID with rank 0's process as the hub (the fake's stand-in for
  * NCCL's bootstrap and network).
  */
+/* fake_nccl_commid.c */
+#define COMM_ID_BIT (1ULL << 63)	/* a clique id from NCCL_COMM_ID */
+struct addrinfo;
+/* "host:port" or "[v6]:port" to its first address; -1 if malformed. */
+FAKE_HIDDEN int fake_comm_id_resolve(const char *id, struct addrinfo **res);
 /* The clique id every process derives from NCCL_COMM_ID (0: unset). */
 FAKE_HIDDEN ncclResult_t fake_net_unique_id(unsigned long long *clique);
 /* NCCL's "Using network NAME" lines (FAKE_NCCL_NET), once per process. */
