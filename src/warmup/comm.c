@@ -6,6 +6,7 @@
  * deadline; the watchdog covers calls that block anyway.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -121,6 +122,17 @@ int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 			return code;
 		poll_pause(t0);
 	}
+}
+
+void wu_comm_local_only(void)
+{
+	/*
+	 * A job's NCCL_COMM_ID names the job's bootstrap root, often on
+	 * another node: with it, NCCL's rank 0 would listen there (init.cc,
+	 * bootstrapCreateRoot) and fail, or collide with the job's own root.
+	 * This process is not the job.
+	 */
+	unsetenv("NCCL_COMM_ID");
 }
 
 int wu_comm_init(struct wu_run *run, struct wu_comm *c)

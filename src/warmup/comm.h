@@ -18,6 +18,9 @@ struct wu_comm {
 	size_t free_before[WU_MAX_GPUS];	/* cuMemGetInfo before init */
 };
 
+/* A communicator of this node only: the job's NCCL_COMM_ID is not ours. */
+void wu_comm_local_only(void);
+
 /*
  * Non-blocking init of all local ranks in one group, polled to the
  * deadline: ranks 0..n-1 of n, or in fabric mode (run->fabric.nranks)

@@ -80,6 +80,14 @@ static int apply_verdict(struct wu_run *run, const struct fabric_outcome *out,
 	if (out->blame == run->opt.step.node_index)
 		return own_code && own_code != SN_WARMUP_PEER_FAILED ?
 		       own_code : (int)out->status;
+	/*
+	 * This node's own failure stays its verdict (a check of its own, its
+	 * NCCL error, the transport it saw); stopping or timing out while
+	 * another node failed is that node's fault.
+	 */
+	if (own_code && own_code != SN_WARMUP_PEER_FAILED &&
+	    own_code != SN_WARMUP_TIMEOUT)
+		return own_code;
 	return wu_fail(run, SN_WARMUP_PEER_FAILED,
 		       "fabric warmup: node %s (index %u of %u) %s", name,
 		       out->blame, run->opt.step.nodes, out->text);
@@ -229,7 +237,7 @@ static int join(struct wu_run *run, struct fabric_run *fr, int local)
 	fr->joined = true;
 	if (r != 0) {
 		if (local)
-			return local;
+			return apply_verdict(run, &out, local);
 		if (r < 0 && out.blame == fr->plan.index)
 			return wu_fail(run, (int)out.status, "fabric warmup: %s",
 				       e.msg);
@@ -287,6 +295,7 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 		pthread_mutex_lock(&run->lock);
 		run->fabric.nranks = (int)run->n_gpus;
 		pthread_mutex_unlock(&run->lock);
+		wu_comm_local_only();
 		code = run_nccl(run, &fr, &comm);
 		return wu_comm_end(run, &comm, code);
 	}

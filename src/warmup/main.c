@@ -23,6 +23,7 @@ static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 	code = wu_gpus_create_contexts(run, cu);
 	if (code)
 		return code;
+	wu_comm_local_only();
 	code = wu_comm_init(run, &comm);
 	if (!code)
 		code = wu_collectives(run, &comm);

@@ -389,6 +389,8 @@ static void start_nets(void)
 				comms[n++] = nccl.pending[k].comm;
 		if (fake_net_needed(comms, n))
 			fake_net_start(comms, n);
+		else
+			fake_net_local_root(comms, n);
 	}
 }
 

@@ -95,12 +95,21 @@ FAKE_HIDDEN void fake_nccl_info(int dev, const char *fmt, ...)
  * NCCL_COMM_ID with rank 0's process as the hub (the fake's stand-in for
  * NCCL's bootstrap and network).
  */
+/* fake_nccl_commid.c */
+#define COMM_ID_BIT (1ULL << 63)	/* a clique id from NCCL_COMM_ID */
+struct addrinfo;
+/* "host:port" or "[v6]:port" to its first address; -1 if malformed. */
+FAKE_HIDDEN int fake_comm_id_resolve(const char *id, struct addrinfo **res);
 /* The clique id every process derives from NCCL_COMM_ID (0: unset). */
 FAKE_HIDDEN ncclResult_t fake_net_unique_id(unsigned long long *clique);
 /* NCCL's "Using network NAME" lines (FAKE_NCCL_NET), once per process. */
 FAKE_HIDDEN void fake_net_announce(void);
 /* Whether COMMS (one clique, N of them here) span processes. */
 FAKE_HIDDEN bool fake_net_needed(ncclComm_t *comms, int n);
+/* A communicator of this process only, with NCCL_COMM_ID set: rank 0
+ * still opens the bootstrap root there, as NCCL's does (a non-local
+ * address fails its init).  Under the lock. */
+FAKE_HIDDEN void fake_net_local_root(ncclComm_t *comms, int n);
 /* Starts the rendezvous; the comms stay InProgress until it is done.
  * Under the lock. */
 FAKE_HIDDEN void fake_net_start(ncclComm_t *comms, int n);

@@ -17,6 +17,9 @@
  *   request: u32 n, then n x { u32 kind, u32 rank, i32 peer, u32 0,
  *            u64 count, float send[fake_op_send_floats] }
  *   reply:   u32 status, then per op float recv[fake_op_recv_floats]
+ * where a buffer of more than 2 x SAMPLE floats per rank travels only in
+ * the parts fake_move_data computes (the first and last SAMPLE of each
+ * rank's slot), so a bandwidth-sized all-reduce costs little on the wire.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,7 +42,6 @@
 #define NET_MAGIC 0x464e4554u	/* "FNET" */
 #define SLICE_MS 50		/* how often a blocked worker checks stop */
 #define MAX_LOCAL 64
-#define COMM_ID_BIT (1ULL << 63)	/* a clique id from NCCL_COMM_ID */
 
 struct peer {			/* hub: another process */
 	int fd;
@@ -64,50 +66,8 @@ struct fake_net {
 	pthread_cond_t cv;
 	struct op *job;
 	int job_n;
+	double job_started;		/* fake_now() when it was queued */
 };
-
-/* "host:port", "[v6]:port": the address the bootstrap root uses. */
-static int resolve(const char *id, struct addrinfo **res)
-{
-	char host[128], *port;
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM };
-
-	if (snprintf(host, sizeof(host), "%s", id) >= (int)sizeof(host))
-		return -1;
-	port = strrchr(host, ':');
-	if (!port || port == host || !port[1])
-		return -1;
-	*port++ = '\0';
-	if (host[0] == '[') {
-		size_t len = strlen(host);
-
-		if (len < 3 || host[len - 1] != ']')
-			return -1;
-		host[len - 1] = '\0';
-		memmove(host, host + 1, len - 1);
-	}
-	return getaddrinfo(host, port, &hints, res) == 0 ? 0 : -1;
-}
-
-ncclResult_t fake_net_unique_id(unsigned long long *clique)
-{
-	const char *id = getenv("NCCL_COMM_ID");
-	struct addrinfo *res;
-	unsigned long long h = 1469598103934665603ULL;	/* FNV-1a */
-
-	if (!id || !*id)
-		return ncclSuccess;
-	if (resolve(id, &res) < 0)
-		return fake_nccl_error(ncclInvalidArgument,
-				       "fake: Invalid NCCL_COMM_ID [%s], please use format: <ipv4>:<port> or [<ipv6>]:<port> or <hostname>:<port>",
-				       id);
-	freeaddrinfo(res);
-	for (const char *p = id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	*clique = h | COMM_ID_BIT;
-	return ncclSuccess;
-}
 
 bool fake_net_needed(ncclComm_t *comms, int n)
 {
@@ -156,6 +116,24 @@ static void no_delay(int fd)
 	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* The FLOATS floats at BUF, in slots of COUNT: sampled as fake_move_data. */
+static int io_floats(struct fake_net *net, int fd, const void *buf,
+		     size_t floats, size_t count, bool out)
+{
+	float *f = (float *)buf;
+	int r = 0;
+
+	if (!count || count <= 2 * SAMPLE)
+		return io_all(net, fd, f, floats * sizeof(float), out);
+	for (size_t slot = 0; slot + count <= floats && !r; slot += count) {
+		r = io_all(net, fd, f + slot, SAMPLE * sizeof(float), out);
+		if (!r)
+			r = io_all(net, fd, f + slot + count - SAMPLE,
+				   SAMPLE * sizeof(float), out);
+	}
+	return r;
 }
 
 static ncclResult_t io_fail(struct fake_net *net, int r, const char *what)
@@ -313,9 +291,9 @@ static int send_ops(struct fake_net *net, int fd, struct op *ops, int n)
 
 		r = io_all(net, fd, &w, sizeof(w), true);
 		if (!r)
-			r = io_all(net, fd, (void *)ops[i].send,
-				   fake_op_send_floats(&ops[i], net->nranks) * sizeof(float),
-				   true);
+			r = io_floats(net, fd, ops[i].send,
+				      fake_op_send_floats(&ops[i], net->nranks),
+				      ops[i].count, true);
 	}
 	return r;
 }
@@ -348,7 +326,7 @@ static int recv_ops(struct fake_net *net, int fd, struct op *all, int *n_all,
 		o->recv = calloc(rn + 1, sizeof(float));
 		if (!o->send || !o->recv)
 			return -1;
-		r = io_all(net, fd, (void *)o->send, sn * sizeof(float), false);
+		r = io_floats(net, fd, o->send, sn, o->count, false);
 	}
 	return r;
 }
@@ -412,9 +390,9 @@ static ncclResult_t hub_exchange(struct fake_net *net, struct op *job, int n)
 
 		r = io_all(net, net->peers[p].fd, &status, sizeof(status), true);
 		for (int i = first[p]; i < first[p + 1] && !r && !rc; i++)
-			r = io_all(net, net->peers[p].fd, all[i].recv,
-				   fake_op_recv_floats(&all[i], net->nranks) * sizeof(float),
-				   true);
+			r = io_floats(net, net->peers[p].fd, all[i].recv,
+				      fake_op_recv_floats(&all[i], net->nranks),
+				      all[i].count, true);
 	}
 	if (r && rc == ncclSuccess)
 		rc = io_fail(net, r, "a collective");
@@ -435,9 +413,9 @@ static ncclResult_t member_exchange(struct fake_net *net, struct op *job, int n)
 	if (!r)
 		r = io_all(net, net->fd, &status, sizeof(status), false);
 	for (int i = 0; i < n && !r && !status; i++)
-		r = io_all(net, net->fd, job[i].recv,
-			   fake_op_recv_floats(&job[i], net->nranks) * sizeof(float),
-			   false);
+		r = io_floats(net, net->fd, job[i].recv,
+			      fake_op_recv_floats(&job[i], net->nranks),
+			      job[i].count, false);
 	if (r)
 		return io_fail(net, r, "a collective");
 	if (status)
@@ -447,12 +425,16 @@ static ncclResult_t member_exchange(struct fake_net *net, struct op *job, int n)
 	return ncclSuccess;
 }
 
-/* The comms' new state; the streams complete (collective time). */
+/*
+ * The comms' new state; the streams complete when FAKE_NCCL_BUSBW_GBPS
+ * says, counted from STARTED (the exchange's own time included).
+ */
 static void complete(struct fake_net *net, struct op *job, int n,
-		     ncclResult_t rc)
+		     ncclResult_t rc, double started)
 {
 	double secs = n && job[0].kind != OP_SEND && job[0].kind != OP_RECV ?
-		      fake_coll_seconds(job[0].count * sizeof(float), net->nranks) : 0;
+		      fake_coll_seconds(job[0].count * sizeof(float), net->nranks) -
+		      (fake_now() - started) : 0;
 
 	if (atomic_load(&net->stop))
 		return;		/* aborted: the comms are going away */
@@ -470,16 +452,17 @@ static void *worker(void *arg)
 	struct addrinfo *ai = NULL;
 	ncclResult_t rc;
 
-	if (resolve(net->comm_id, &ai) < 0)
+	if (fake_comm_id_resolve(net->comm_id, &ai) < 0)
 		rc = fake_nccl_error(ncclInvalidArgument, "fake: cannot resolve NCCL_COMM_ID %s",
 				     net->comm_id);
 	else
 		rc = net->hub ? hub_rendezvous(net, ai) : member_rendezvous(net, ai);
 	if (ai)
 		freeaddrinfo(ai);
-	complete(net, NULL, 0, rc);
+	complete(net, NULL, 0, rc, 0);
 	while (rc == ncclSuccess) {
 		struct op *job;
+		double started;
 		int n;
 
 		pthread_mutex_lock(&net->mu);
@@ -487,12 +470,13 @@ static void *worker(void *arg)
 			pthread_cond_wait(&net->cv, &net->mu);
 		job = net->job;
 		n = net->job_n;
+		started = net->job_started;
 		net->job = NULL;
 		pthread_mutex_unlock(&net->mu);
 		if (!job)
 			break;
 		rc = net->hub ? hub_exchange(net, job, n) : member_exchange(net, job, n);
-		complete(net, job, n, rc);
+		complete(net, job, n, rc, started);
 		free(job);
 	}
 	return NULL;
@@ -548,6 +532,7 @@ ncclResult_t fake_net_run(struct op *ops, int n)
 	free(net->job);		/* only one at a time: the caller waits */
 	net->job = job;
 	net->job_n = n;
+	net->job_started = fake_now();
 	pthread_cond_signal(&net->cv);
 	pthread_mutex_unlock(&net->mu);
 	return ncclSuccess;

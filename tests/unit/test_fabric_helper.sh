@@ -259,6 +259,26 @@ expect_rc 0 0; expect_json 0 '"transport":"NET/IB"'
 expect_rc 1 0
 expect_rc 2 0; expect_json 2 '"transport":"NET/Plugin Libfabric (v10)"'
 
+# --- the inter-node busbw floor: an unreachable one fails every node -----
+start=$(now_ms)
+node 0 n1 -- --timeout 20 --min-busbw 100000 --bytes 1M
+node 1 n2 -- --timeout 20 --min-busbw 100000 --bytes 1M
+node 2 n3 -- --timeout 20 --min-busbw 100000 --bytes 1M
+finish floor
+n7=0
+for i in 0 1 2; do
+	r=$(eval "echo \$rc$i")
+	case $r in
+	7) n7=$((n7 + 1))
+	   expect_err $i "inter-node all-reduce bus bandwidth "
+	   expect_err $i " is below the floor of 100000 GB/s (1048576 bytes, 6 GPUs)"
+	   expect_json $i '"busbw_gbps":';;
+	10) expect_err $i "failed: inter-node all-reduce bus bandwidth ";;
+	*) fail $i "expected exit status 7 (or 10 naming the node that measured it)";;
+	esac
+done
+[ "$n7" -ge 1 ] || fail 0 "no node exited 7"
+
 # --- one node: comm over its GPUs, no coordination, loopback allowed ------
 start=$(now_ms)
 nodes=1; nodelist=n1

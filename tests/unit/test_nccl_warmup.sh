@@ -339,6 +339,13 @@ run comm-no-fabric -- --json
 expect_rc 0
 expect_json '"transport":null'
 expect_no_json '"fabric"'
+# The job's NCCL_COMM_ID names the job's root (here an address no node
+# has): NCCL's rank 0 would listen there and fail; the helper drops it.
+run comm-job-comm-id NCCL_COMM_ID=192.0.2.1:29999 -- --json
+expect_rc 0
+run fabric-one-node-job-comm-id NCCL_COMM_ID=192.0.2.1:29999 -- --mode fabric \
+	--job-id 3 --step-id 2 --node-index 0 --nodes 1 --nodelist testnode
+expect_rc 0
 # A one-node fabric step is comm mode: no coordination, loopback fine.
 run fabric-one-node -- --json --mode fabric --job-id 3 --step-id 1 \
 	--node-index 0 --nodes 1 --nodelist testnode
