@@ -220,7 +220,8 @@ fabric_srun() {
 	assert_nothing_left "$lo" "$hi"
 }
 
-@test "fabric: fabric_min_busbw= is the inter-node floor: below it the step fails, naming the node" {
+@test "fabric: fabric_min_busbw= is the inter-node floor: below it the step fails on every node" {
+	local node
 	# Far above what the fake NCCL's TCP collectives reach on any machine
 	# (a floor that passes would make this a timed test).
 	sn_plugstack_set fabric_min_busbw=100000
@@ -228,9 +229,12 @@ fabric_srun() {
 	run --separate-stderr fabric_srun
 	sn_assert_failed
 	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
-	sn_assert_msg 'warmup failed on node (n[123]) .*inter-node .*bandwidth .* below the floor of 100000'
-	[ "$(sn_count_msgs 'fabric warmup: node n[123] \(index [0-2] of 3\) failed: inter-node')" -eq 2 ] ||
-		sn_fail "the two other nodes do not name the node at fault"
+	# Every node says so: the bandwidth it measured, or the node whose
+	# measurement failed first.
+	for node in n1 n2 n3; do
+		sn_assert_msg "warmup failed on node $node .*inter-node .*bandwidth .* below the floor of 100000" ||
+			return 1
+	done
 	assert_nothing_left 29400 29499
 }
 
