@@ -15,6 +15,10 @@
 #include "helper_protocol.h"
 #include "warmup_result.h"
 
+/* Exit 7 of a fabric warmup: its floor is fabric_min_busbw=, between nodes. */
+#define SN_FABRIC_LOW_BANDWIDTH_HINT \
+	"the network between the step's nodes is below the site's inter-node floor (fabric_min_busbw=): check the nodes' InfiniBand/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the NCCL net plugin, and report the nodes named"
+
 /* Our deadline is the helper's own plus this, so its timeout wins. */
 #define SN_HELPER_SLACK_MS 300
 #define SN_HELPER_KILL_GRACE_MS 300
@@ -248,6 +252,10 @@ static void describe_failure(const struct sn_plugin *p,
 				 sn_warmup_exit_name(code), code,
 				 tail[0] ? ": " : "", tail);
 		hint = sn_warmup_exit_hint(code);
+		/* Below the floor in fabric mode: the network, not NVLink. */
+		if (run->mode == SN_WARMUP_MODE_FABRIC &&
+		    code == SN_WARMUP_LOW_BANDWIDTH)
+			hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}
 	snprintf(buf, len, "warmup failed on node %s (GPUs %s): %s. %s",
 		 run->node, run->gpus, what, hint);

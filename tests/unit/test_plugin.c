@@ -749,7 +749,7 @@ static void warmup_fabric_passes_the_step(void **state)
 	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1",
 			"SLURM_STEP_NODELIST=n[1-3]", NULL };
 	char *env_no_list[] = { "CUDA_VISIBLE_DEVICES=0,1", NULL };
-	char body[512], args[2048], path[512], host[256];
+	char body[512], args[2048], path[512], host[256], argsfile[192];
 	bool root = geteuid() == 0;
 	int runs;
 
@@ -813,13 +813,25 @@ static void warmup_fabric_passes_the_step(void **state)
 		 host);
 	fabric_args(fx, env_no_list, "fabric", NULL, 0, 1, args, sizeof(args));
 	assert_contains(args, path);
-	snprintf(body, sizeof(body), "%s/args", fx->dir);
-	unlink(body);	/* the batch step's own run writes it again */
+	snprintf(argsfile, sizeof(argsfile), "%s/args", fx->dir);
+	unlink(argsfile);	/* the batch step's own run writes it again */
 	assert_int_equal(run_fabric_step(fx, env_no_list, "fabric", NULL,
 					 SLURM_BATCH_SCRIPT, 0, 3), 0);
 	sn_plugin_fini(&fx->p);
 	read_args(fx, args, sizeof(args));
 	assert_contains(args, path);
+
+	/* Below the inter-node floor: the network's hint, not NVLink's. */
+	write_helper(fx, "echo '{\"version\":1,\"status\":\"low_bandwidth\","
+			 "\"exit_code\":7,\"message\":\"inter-node all-reduce "
+			 "bus bandwidth 7.1 GB/s is below the floor of 10 GB/s\"}'; exit 7");
+	assert_int_equal(run_fabric_step(fx, env, "fabric", NULL, 7, 0, 3), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"7.1 GB/s is below the floor of 10 GB/s. the network between the step's nodes"));
+	assert_false(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				 "NVLink"));
+	sn_plugin_fini(&fx->p);
+	write_helper(fx, body);
 
 	/* No node list in a step of several nodes: the step fails, saying
 	 * what is missing, and the helper does not run. */
