@@ -53,12 +53,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(cfg.profiles_path[0] == '/');
 		FUZZ_CHECK(cfg.warmup_helper[0] == '/');
 		FUZZ_CHECK(memchr(cfg.profiles_path, '\0', PATH_MAX));
-		FUZZ_CHECK(cfg.warmup_mode <= SN_WARMUP_MODE_BANDWIDTH);
+		FUZZ_CHECK(cfg.warmup_mode >= SN_WARMUP_MODE_OFF &&
+			   cfg.warmup_mode <= SN_WARMUP_MODE_FABRIC);
+		FUZZ_CHECK(cfg.fabric_ports.lo >= 1024 &&
+			   cfg.fabric_ports.lo <= cfg.fabric_ports.hi &&
+			   cfg.fabric_ports.hi <= 65535);
 		FUZZ_CHECK(cfg.warmup_policy == SN_POLICY_FAIL ||
 			   cfg.warmup_policy == SN_POLICY_WARN);
 		FUZZ_CHECK(cfg.warmup_min_busbw_gbps >= 0 &&
 			   cfg.warmup_min_busbw_gbps ==
 				   cfg.warmup_min_busbw_gbps);
+		FUZZ_CHECK(cfg.fabric_min_busbw_gbps >= 0 &&
+			   cfg.fabric_min_busbw_gbps <= SN_WARMUP_BUSBW_MAX);
 		FUZZ_CHECK(cfg.warmup_bytes > 0);
 		FUZZ_CHECK(cfg.default_profiles.count <= SN_PROFILE_REQUEST_MAX);
 		for (i = 0; i < cfg.default_profiles.count; i++)

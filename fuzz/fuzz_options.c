@@ -51,7 +51,7 @@ static void warmup(const char *value)
 		return;
 	}
 	FUZZ_CHECK(req.given);
-	FUZZ_CHECK(req.mode <= SN_WARMUP_MODE_BANDWIDTH);
+	FUZZ_CHECK(req.mode <= SN_WARMUP_MODE_FABRIC);
 	FUZZ_CHECK(strcmp(sn_warmup_mode_name(req.mode), "unknown") != 0);
 	/* The mode word round-trips through its name. */
 	if (req.mode != SN_WARMUP_MODE_UNSET)

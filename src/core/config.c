@@ -13,7 +13,8 @@
 #define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
-	"warmup_nccl, record_file, record_syslog, prom_dir"
+	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
+	"fabric_transport, fabric_min_busbw"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -51,6 +52,9 @@ void sn_config_defaults(struct sn_config *cfg)
 	cfg->warmup_reuse = true;
 	sn_strlcpy(cfg->warmup_reuse_dir, SN_DEFAULT_WARMUP_REUSE_DIR,
 		   sizeof(cfg->warmup_reuse_dir));
+	cfg->fabric_ports.lo = SN_FABRIC_PORT_LO_DEFAULT;
+	cfg->fabric_ports.hi = SN_FABRIC_PORT_HI_DEFAULT;
+	cfg->fabric_refuse_socket = false;
 }
 
 static int parse_abs_path(char *dst, size_t len, const char *value,
@@ -123,7 +127,7 @@ static int parse_mode(struct sn_config *cfg, const char *value,
 	enum sn_warmup_mode mode = sn_warmup_mode_from_name(value);
 
 	if (mode == SN_WARMUP_MODE_UNSET) {
-		ARG_ERROR(err, arg, "expected one of off, check, comm, bandwidth");
+		ARG_ERROR(err, arg, "expected one of " SN_WARMUP_MODES);
 		return -1;
 	}
 	cfg->warmup_mode = mode;
@@ -149,6 +153,17 @@ static int parse_busbw(struct sn_config *cfg, const char *value,
 {
 	if (sn_parse_busbw(value, &cfg->warmup_min_busbw_gbps) < 0) {
 		ARG_ERROR(err, arg, "expected a bus bandwidth in GB/s between 0 and %.0f, e.g. 100 or 37.5 (0: no floor)",
+			  SN_WARMUP_BUSBW_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_fabric_busbw(struct sn_config *cfg, const char *value,
+			      const char *arg, struct sn_error *err)
+{
+	if (sn_parse_busbw(value, &cfg->fabric_min_busbw_gbps) < 0) {
+		ARG_ERROR(err, arg, "expected the inter-node bus bandwidth floor of a fabric warmup in GB/s between 0 and %.0f, e.g. 20 (0: no floor)",
 			  SN_WARMUP_BUSBW_MAX);
 		return -1;
 	}
@@ -251,6 +266,30 @@ static int parse_nccl(struct sn_config *cfg, const char *value,
 			      value, arg, err);
 }
 
+static int parse_fabric_ports(struct sn_config *cfg, const char *value,
+			      const char *arg, struct sn_error *err)
+{
+	struct sn_error why;
+
+	if (sn_port_range_parse(value, &cfg->fabric_ports, &why) < 0) {
+		ARG_ERROR(err, arg, "%s, e.g. fabric_ports=%d-%d (the ports the fabric warmup may listen on, on a step's first node)",
+			  why.msg, SN_FABRIC_PORT_LO_DEFAULT,
+			  SN_FABRIC_PORT_HI_DEFAULT);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_fabric_transport(struct sn_config *cfg, const char *value,
+				  const char *arg, struct sn_error *err)
+{
+	if (sn_parse_fabric_transport(value, &cfg->fabric_refuse_socket) < 0) {
+		ARG_ERROR(err, arg, "expected any (every network NCCL picks passes) or no-socket (NCCL's TCP socket transport between nodes fails the fabric warmup: for sites with InfiniBand, RoCE or a net plugin)");
+		return -1;
+	}
+	return 0;
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -267,6 +306,9 @@ static const struct key_def keys[] = {
 	{ "record_file", parse_record_file },
 	{ "record_syslog", parse_record_syslog },
 	{ "prom_dir", parse_prom_dir },
+	{ "fabric_ports", parse_fabric_ports },
+	{ "fabric_transport", parse_fabric_transport },
+	{ "fabric_min_busbw", parse_fabric_busbw },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

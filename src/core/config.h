@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "helper_protocol.h"
 #include "options.h"
 
 #ifndef SYSCONFDIR
@@ -62,6 +63,16 @@ struct sn_config {
 	char record_file[PATH_MAX];	/* JSON lines, one per warmup */
 	bool record_syslog;		/* the same line to syslog */
 	char prom_dir[PATH_MAX];	/* node_exporter textfile directory */
+	/*
+	 * Fabric warmup (mode fabric): the ports its coordinator and NCCL's
+	 * bootstrap root listen on, on the step's first node (fabric_ports=,
+	 * default 29400-29499), and whether NCCL's NET/Socket between nodes
+	 * fails it (fabric_transport=no-socket; default any).
+	 */
+	struct sn_port_range fabric_ports;
+	bool fabric_refuse_socket;
+	/* fabric_min_busbw=: the inter-node bus-bandwidth floor; 0: none. */
+	double fabric_min_busbw_gbps;
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -15,19 +15,10 @@
 #include <stdint.h>
 
 #include "error.h"
+/* struct sn_port_range, sn_port_range_parse: shared with plugstack.conf. */
+#include "helper_protocol.h"
 
-#define SN_FABRIC_PORT_LO_DEFAULT 29400
-#define SN_FABRIC_PORT_HI_DEFAULT 29499
 #define SN_COMM_ID_MAX 80	/* "[v6 address]:port" and NUL */
-
-struct sn_port_range {
-	unsigned int lo;
-	unsigned int hi;
-};
-
-/* "LO-HI" or one port; 1024..65535, LO <= HI.  ERR names the problem. */
-int sn_port_range_parse(const char *s, struct sn_port_range *range,
-			struct sn_error *err);
 
 /*
  * Candidate ATTEMPT (0, 1, …) for step JOBID.STEPID.  Steps of one job

@@ -168,3 +168,43 @@ const char *sn_transport_policy_name(bool refuse_socket)
 {
 	return refuse_socket ? "no-socket" : "any";
 }
+
+static int parse_port(const char *s, char **end, unsigned int *port)
+{
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, end, 10);
+	if (errno || v < 1024 || v > 65535)
+		return -1;
+	*port = (unsigned int)v;
+	return 0;
+}
+
+int sn_port_range_parse(const char *s, struct sn_port_range *range,
+			struct sn_error *err)
+{
+	char *end;
+	struct sn_port_range r;
+
+	if (!s || parse_port(s, &end, &r.lo) < 0)
+		goto bad;
+	r.hi = r.lo;
+	if (*end == '-' && parse_port(end + 1, &end, &r.hi) < 0)
+		goto bad;
+	if (*end != '\0')
+		goto bad;
+	if (r.hi < r.lo) {
+		sn_error_set(err, "port range \"%.32s\" runs backwards: write LO-HI",
+			     s);
+		return -1;
+	}
+	*range = r;
+	return 0;
+bad:
+	sn_error_set(err, "port range \"%.32s\" is not PORT or LO-HI with ports 1024-65535",
+		     s ? s : "");
+	return -1;
+}

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
+
 /* Never renumber a released code. */
 enum sn_warmup_exit {
 	SN_WARMUP_OK = 0,
@@ -114,5 +116,23 @@ const char *sn_teardown_name(bool teardown_exit);
  */
 int sn_parse_fabric_transport(const char *value, bool *refuse_socket);
 const char *sn_transport_policy_name(bool refuse_socket);
+
+/*
+ * plugstack.conf's fabric_ports= and nccl-warmup's --fabric-ports: the
+ * ports a fabric warmup's coordinator and NCCL bootstrap root may listen
+ * on (src/core/fabric_addr.h picks one per step).  Parsed by the plugin
+ * at load, so a bad range is an admin error, never a failed step.
+ */
+#define SN_FABRIC_PORT_LO_DEFAULT 29400
+#define SN_FABRIC_PORT_HI_DEFAULT 29499
+
+struct sn_port_range {
+	unsigned int lo;
+	unsigned int hi;
+};
+
+/* "LO-HI" or one port; 1024..65535, LO <= HI.  ERR names the problem. */
+int sn_port_range_parse(const char *s, struct sn_port_range *range,
+			struct sn_error *err);
 
 #endif

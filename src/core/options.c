@@ -8,7 +8,7 @@
 
 #define OPT_PROFILE "--nccl-profile"
 #define OPT_WARMUP "--nccl-warmup"
-#define VALID_MODES "off, check, comm, bandwidth"
+#define VALID_MODES SN_WARMUP_MODES
 
 static const char *const mode_names[] = {
 	[SN_WARMUP_MODE_UNSET] = "default",

@@ -5,7 +5,7 @@
  *
  *   --nccl-profile=NAME[,NAME...] | list | none
  *   --nccl-warmup[=MODE[,verbose][,fresh][,nccl=PATH]]
- *                                    MODE: off | check | comm | bandwidth
+ *                     MODE: off | check | comm | bandwidth | fabric
  */
 #ifndef SN_OPTIONS_H
 #define SN_OPTIONS_H
@@ -22,6 +22,8 @@
 /* Environment-variable forms of the options (the command line wins). */
 #define SN_ENV_PROFILE "SPANK_NCCL_PROFILE"
 #define SN_ENV_WARMUP "SPANK_NCCL_WARMUP"
+/* Every warmup mode, for messages (the names of sn_warmup_mode_name). */
+#define SN_WARMUP_MODES "off, check, comm, bandwidth, fabric"
 
 struct sn_profile_request {
 	bool given;		/* option or env var was present */

@@ -113,8 +113,10 @@ void sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 		st->passes++;
 	else if ((unsigned int)r->class < SN_CLASS_COUNT)
 		st->failures[r->class]++;
+	/* A fabric warmup's busbw is the network's, not this node's GPUs'. */
 	if (r->result && r->result->busbw_gbps > 0 &&
-	    isfinite(r->result->busbw_gbps)) {
+	    isfinite(r->result->busbw_gbps) &&
+	    strcmp(r->mode, "fabric") != 0) {
 		st->busbw_bytes = r->result->busbw_gbps * 1e9;
 		st->busbw_time = r->time;
 	}

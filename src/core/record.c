@@ -32,6 +32,8 @@ static const char *const class_names[SN_CLASS_COUNT] = {
 	[SN_CLASS_INTERNAL] = "internal",
 	[SN_CLASS_CRASH] = "crash",
 	[SN_CLASS_HELPER_START] = "helper_start",
+	[SN_CLASS_PEER_FAILED] = "peer_failed",
+	[SN_CLASS_TRANSPORT] = "transport",
 };
 
 const char *sn_record_class_name(enum sn_record_class c)
@@ -51,8 +53,17 @@ enum sn_record_class sn_record_class_of_exit(int code)
 	case SN_WARMUP_WRONG_RESULT: return SN_CLASS_WRONG_RESULT;
 	case SN_WARMUP_LOW_BANDWIDTH: return SN_CLASS_LOW_BANDWIDTH;
 	case SN_WARMUP_TIMEOUT: return SN_CLASS_TIMEOUT;
+	case SN_WARMUP_PEER_FAILED: return SN_CLASS_PEER_FAILED;
+	case SN_WARMUP_TRANSPORT: return SN_CLASS_TRANSPORT;
 	default: return SN_CLASS_INTERNAL;
 	}
+}
+
+bool sn_record_class_is_own_fault(const char *name)
+{
+	/* The fabric warmup's other nodes: the node at fault has its own
+	 * record, with its own class. */
+	return strcmp(name, class_names[SN_CLASS_PEER_FAILED]) != 0;
 }
 
 /* "key":"escaped" or "key":null for an empty string. */
@@ -149,6 +160,7 @@ static void emit_result(struct sn_text *l, const struct sn_warmup_result *res)
 	emit_str(l, "nccl_path", res ? res->nccl_path : NULL);
 	emit_str(l, "nccl_source", res ? res->nccl_source : NULL);
 	emit_str(l, "transport", res ? res->transport : NULL);
+	emit_str(l, "blame_node", res ? res->blame_node : NULL);
 	sn_text_add(l, ",\"timings_ms\":{\"total\":");
 	if (res && isfinite(res->total_ms) && res->total_ms > 0)
 		sn_text_add(l, "%.1f", res->total_ms);

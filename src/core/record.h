@@ -40,12 +40,20 @@ enum sn_record_class {
 	SN_CLASS_INTERNAL,
 	SN_CLASS_CRASH,		/* killed by a signal */
 	SN_CLASS_HELPER_START,	/* could not start the helper */
+	/*
+	 * Fabric warmup: another node of the step is at fault (exit 10;
+	 * the record's "blame_node" names it), not a fault of this node.
+	 */
+	SN_CLASS_PEER_FAILED,
+	SN_CLASS_TRANSPORT,	/* NCCL's network refused by policy (11) */
 	SN_CLASS_COUNT
 };
 
 const char *sn_record_class_name(enum sn_record_class c);
 /* The class of a helper that exited with CODE (unknown codes: internal). */
 enum sn_record_class sn_record_class_of_exit(int code);
+/* Whether a record of class NAME counts against its own node (reports). */
+bool sn_record_class_is_own_fault(const char *name);
 
 struct sn_record {
 	const char *source;		/* "spank" or "prolog" */

@@ -257,7 +257,12 @@ int sn_reuse_record_parse(const char *buf, size_t len,
 
 bool sn_reuse_mode_covers(enum sn_warmup_mode have, enum sn_warmup_mode want)
 {
-	/* The enum is ordered by thoroughness: check < comm < bandwidth. */
+	/*
+	 * The enum is ordered by thoroughness: check < comm < bandwidth.  A
+	 * fabric pass is never reused and never satisfies another step: its
+	 * value is the step's own nodes and network (a later step has other
+	 * nodes or ports), so it neither covers nor is covered.
+	 */
 	return have >= SN_WARMUP_MODE_CHECK && want >= SN_WARMUP_MODE_CHECK &&
 	       have <= SN_WARMUP_MODE_BANDWIDTH && have >= want;
 }

@@ -78,7 +78,8 @@ int sn_reuse_record_parse(const char *buf, size_t len,
 /*
  * 0 when HAVE (a parsed record) proves what WANT asks for: same job, user
  * and key, and a mode at least as thorough (bandwidth > comm > check; a
- * bandwidth request needs the same message size and floor).  -1 and why.
+ * bandwidth request needs the same message size and floor; fabric is
+ * never reused, either way).  -1 and why.
  */
 int sn_reuse_record_usable(const struct sn_reuse_record *have,
 			   const struct sn_reuse_record *want,

@@ -55,6 +55,8 @@ enum seen_bit {
 	SEEN_COLLECTIVES = 1 << 21,
 	SEEN_FAILED_OP = 1 << 22,
 	SEEN_TRANSPORT = 1 << 23,
+	SEEN_FABRIC = 1 << 24,
+	SEEN_BLAME_NODE = 1 << 25,
 };
 
 const char *const sn_result_phase_names[SN_RESULT_PHASES] = {
@@ -209,6 +211,20 @@ static int collective_member(struct sn_json_reader *r, const char *key, int dept
 	return read_opt_number(r, &t->out->collective_ms[i], key);
 }
 
+/* "fabric": {...}: only "blame_node" is read, the rest is the helper's. */
+static int fabric_member(struct sn_json_reader *r, const char *key, int depth,
+			 void *ctx)
+{
+	struct top_ctx *t = ctx;
+
+	if (strcmp(key, "blame_node") == 0)
+		return once(r, &t->seen, SEEN_BLAME_NODE, key) ||
+		       sn_json_string_or_null(r, t->out->blame_node,
+					   sizeof(t->out->blame_node),
+					   "fabric.blame_node");
+	return sn_json_skip(r, depth + 1);
+}
+
 /* The optional string keys (null reads as ""). */
 static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		       struct top_ctx *t)
@@ -301,6 +317,13 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 		if (sn_json_peek(r) == 'n')
 			return sn_json_literal(r, "null");
 		return sn_json_object(r, depth + 1, collective_member, t);
+	}
+	if (strcmp(key, "fabric") == 0) {
+		if (once(r, &t->seen, SEEN_FABRIC, key))
+			return -1;
+		if (sn_json_peek(r) == 'n')
+			return sn_json_literal(r, "null");
+		return sn_json_object(r, depth + 1, fabric_member, t);
 	}
 	if (strcmp(key, "cuda_driver_version") == 0) {
 		if (once(r, &t->seen, SEEN_CUDA_DRIVER, key))

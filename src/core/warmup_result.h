@@ -51,6 +51,12 @@ struct sn_warmup_result {
 	char transport[64];
 	double collective_ms[SN_RESULT_COLLECTIVES];	/* collectives.<op> */
 	char failed_op[32];
+	/*
+	 * Mode fabric: "fabric": {..., "blame_node": "n2" or null}, the node
+	 * the helper found at fault ("" when none or another mode).  Only
+	 * recorded: the plugin's verdict is the exit code.
+	 */
+	char blame_node[256];
 };
 
 extern const char *const sn_result_phase_names[SN_RESULT_PHASES];

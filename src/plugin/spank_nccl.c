@@ -55,7 +55,8 @@ static struct spank_option sn_options[] = {
 	  1, 0, cb_nccl_profile },
 	{ "nccl-warmup", "MODE",
 	  "[spank-nccl] Check GPUs and warm up NCCL on every node before the "
-	  "tasks start. MODE: check, comm (default), bandwidth, off; "
+	  "tasks start. MODE: check, comm (default), bandwidth, fabric "
+	  "(one communicator across the step's nodes), off; "
 	  "add ',verbose' for the per-node summary, ',nccl=PATH' to warm the "
 	  "NCCL the job loads (libnccl.so.2 or its directory). Env: "
 	  SN_ENV_WARMUP,

@@ -63,6 +63,8 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 		return -1;
 	if (spank_get_item(sp, S_JOB_NODEID, &ids->node_id) != ESPANK_SUCCESS)
 		ids->node_id = 0;
+	if (spank_get_item(sp, S_JOB_NNODES, &ids->nnodes) != ESPANK_SUCCESS)
+		ids->nnodes = 0;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ids->local_tasks) !=
 	    ESPANK_SUCCESS)
 		ids->local_tasks = 0;

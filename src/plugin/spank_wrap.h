@@ -15,6 +15,11 @@
 
 #define SN_MAX_GROUPS 256
 
+/* slurm.h's value (pyxis keeps the same fallback); spank.h lacks it. */
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT 0xfffffffb
+#endif
+
 struct sn_job_ids {
 	uid_t uid;
 	gid_t gid;
@@ -23,6 +28,7 @@ struct sn_job_ids {
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t node_id;
+	uint32_t nnodes;	/* S_JOB_NNODES: nodes of the step; 0 unknown */
 	uint32_t local_tasks;
 };
 

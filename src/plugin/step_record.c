@@ -21,11 +21,6 @@
 #include "spank_wrap.h"
 #include "strutil.h"
 
-/* slurm.h's value (pyxis keeps the same fallback); spank.h lacks it. */
-#ifndef SLURM_BATCH_SCRIPT
-#define SLURM_BATCH_SCRIPT 0xfffffffb
-#endif
-
 static enum sn_record_class outcome_class(const struct sn_helper_outcome *o)
 {
 	if (o->failed_stage != SN_HELPER_STAGE_NONE)

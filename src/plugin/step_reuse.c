@@ -36,9 +36,6 @@
 #include "reuse.h"
 #include "spank_wrap.h"
 
-#ifndef SLURM_BATCH_SCRIPT
-#define SLURM_BATCH_SCRIPT 0xfffffffb
-#endif
 #ifndef SLURM_EXTERN_CONT
 #define SLURM_EXTERN_CONT 0xfffffffc
 #endif
@@ -325,7 +322,8 @@ int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
 	const char *step;
 	int reused = 0;
 
-	if (!p->cfg.warmup_reuse ||
+	/* A fabric warmup proves the step's own nodes: always run it. */
+	if (!p->cfg.warmup_reuse || mode == SN_WARMUP_MODE_FABRIC ||
 	    session_open(p, sp, ids, node, visible, false, &s) < 0)
 		return 0;
 	if (s.base >= 0)
@@ -400,7 +398,12 @@ int sn_step_reuse_store(struct sn_plugin *p, spank_t sp,
 	char *buf = NULL;
 	size_t len;
 
-	if (!p->cfg.warmup_reuse ||
+	/*
+	 * A fabric pass is never recorded (never reused); a fabric failure
+	 * of this node forgets its earlier pass like any failure (the caller
+	 * skips the failures another node caused).
+	 */
+	if (!p->cfg.warmup_reuse || (mode == SN_WARMUP_MODE_FABRIC && passed) ||
 	    session_open(p, sp, ids, node, visible, passed, &s) < 0)
 		return 0;
 	if (s.job < 0) {

@@ -15,6 +15,10 @@
 #include "helper_protocol.h"
 #include "warmup_result.h"
 
+/* Exit 7 of a fabric warmup: its floor is fabric_min_busbw=, between nodes. */
+#define SN_FABRIC_LOW_BANDWIDTH_HINT \
+	"the network between the step's nodes is below the site's inter-node floor (fabric_min_busbw=): check the nodes' InfiniBand/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the NCCL net plugin, and report the nodes named"
+
 /* Our deadline is the helper's own plus this, so its timeout wins. */
 #define SN_HELPER_SLACK_MS 300
 #define SN_HELPER_KILL_GRACE_MS 300
@@ -27,6 +31,10 @@ struct step_warmup {
 	struct sn_helper_outcome outcome;
 	struct sn_warmup_result result;
 	bool have_result;
+	/* Mode fabric: what the helper needs to find the other nodes. */
+	char job_id[16], step_id[16], node_index[16], nodes[16];
+	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
+	char ports[16];
 };
 
 /*
@@ -48,12 +56,86 @@ static bool step_has_gpus(const char *cuda_visible_devices)
 	       strcmp(cuda_visible_devices, "NoDevFiles") != 0;
 }
 
+/*
+ * Mode fabric: the step as slurmstepd knows it, the same on every node
+ * (docs/design.md, "Fabric warmup: the plugin's side").  S_JOB_NODEID and
+ * S_JOB_NNODES are the node's index in the step and the step's node
+ * count (slurmstepd's step record); the node list only reaches
+ * slurmstepd in the job environment srun sent (SLURM_STEP_NODELIST,
+ * set by srun for every step).  A batch script runs on the job's first
+ * node alone and has no step node list: like any one-node step, it is
+ * the node by itself (the helper then equals comm).  -1 with MESSAGE
+ * when a step of several nodes lacks its node list.
+ */
+static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
+			  const struct sn_job_ids *ids, struct step_warmup *run,
+			  char *message, size_t len)
+{
+	const struct sn_port_range *ports = &p->cfg.fabric_ports;
+	bool alone = ids->nnodes <= 1 || ids->step_id == SLURM_BATCH_SCRIPT;
+
+	if (alone) {
+		snprintf(run->nodelist, sizeof(run->nodelist), "%s", run->node);
+	} else if (sn_spank_getenv(sp, "SLURM_STEP_NODELIST", run->nodelist,
+				   sizeof(run->nodelist)) != 1 ||
+		   !run->nodelist[0]) {
+		snprintf(message, len,
+			 "warmup failed on node %s (GPUs %s): the fabric warmup of a step of %u nodes needs the step's node list, but the job environment has no SLURM_STEP_NODELIST; launch the step with srun (which sets it) or use --nccl-warmup=comm",
+			 run->node, run->gpus, ids->nnodes);
+		return -1;
+	}
+	snprintf(run->job_id, sizeof(run->job_id), "%u", ids->job_id);
+	snprintf(run->step_id, sizeof(run->step_id), "%u", ids->step_id);
+	snprintf(run->node_index, sizeof(run->node_index), "%u",
+		 alone ? 0 : ids->node_id);
+	snprintf(run->nodes, sizeof(run->nodes), "%u", alone ? 1 : ids->nnodes);
+	snprintf(run->ports, sizeof(run->ports), "%u-%u", ports->lo, ports->hi);
+	return 0;
+}
+
+/*
+ * GB/s as plain decimal: the helper's parser (sn_parse_busbw) refuses an
+ * exponent, which "%g" writes below 1e-4.  Trailing zeros trimmed.
+ */
+static void format_gbps(char *buf, size_t len, double gbps)
+{
+	size_t n;
+
+	snprintf(buf, len, "%.6f", gbps);
+	n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 1 && buf[n - 1] == '.')
+		buf[--n] = '\0';
+}
+
+/* Appends "--NAME VALUE" to ARGV at *ARGC. */
+static void add_opt(char **argv, int *argc, const char *name,
+		    const char *value)
+{
+	argv[(*argc)++] = (char *)name;
+	argv[(*argc)++] = (char *)value;
+}
+
+static void add_fabric_args(const struct sn_plugin *p,
+			    struct step_warmup *run, char **argv, int *argc)
+{
+	add_opt(argv, argc, "--" SN_HELPER_OPT_JOB_ID, run->job_id);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_STEP_ID, run->step_id);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_NODE_INDEX, run->node_index);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_NODES, run->nodes);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_NODELIST, run->nodelist);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
+	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
+		sn_transport_policy_name(p->cfg.fabric_refuse_socket));
+}
+
 static int run_helper(struct sn_plugin *p, spank_t sp,
 		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
-	char *argv[24];
+	char *argv[40];
 	int argc = 0;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -68,7 +150,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
 	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
-	snprintf(floor, sizeof(floor), "%g", cfg->warmup_min_busbw_gbps);
+	format_gbps(floor, sizeof(floor), cfg->warmup_min_busbw_gbps);
 	argv[argc++] = (char *)cfg->warmup_helper;
 	argv[argc++] = "--" SN_HELPER_OPT_MODE;
 	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
@@ -94,6 +176,18 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		argv[argc++] = bytes;
 		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
 		argv[argc++] = floor;
+	}
+	if (run->mode == SN_WARMUP_MODE_FABRIC) {
+		add_fabric_args(p, run, argv, &argc);
+		/* The floor of a fabric warmup is the inter-node one, timed
+		 * over the communicator across the nodes. */
+		if (cfg->fabric_min_busbw_gbps > 0) {
+			format_gbps(floor, sizeof(floor),
+				    cfg->fabric_min_busbw_gbps);
+			add_opt(argv, &argc, "--" SN_HELPER_OPT_BYTES, bytes);
+			add_opt(argv, &argc, "--" SN_HELPER_OPT_MIN_BUSBW,
+				floor);
+		}
 	}
 	argv[argc] = NULL;
 	spec.argv = argv;
@@ -158,6 +252,10 @@ static void describe_failure(const struct sn_plugin *p,
 				 sn_warmup_exit_name(code), code,
 				 tail[0] ? ": " : "", tail);
 		hint = sn_warmup_exit_hint(code);
+		/* Below the floor in fabric mode: the network, not NVLink. */
+		if (run->mode == SN_WARMUP_MODE_FABRIC &&
+		    code == SN_WARMUP_LOW_BANDWIDTH)
+			hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}
 	snprintf(buf, len, "warmup failed on node %s (GPUs %s): %s. %s",
 		 run->node, run->gpus, what, hint);
@@ -228,6 +326,14 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	if (rc < 0)
 		goto out;	/* euid not restored */
 
+	if (run->mode == SN_WARMUP_MODE_FABRIC &&
+	    fabric_prepare(p, sp, ids, run, message, sizeof(message)) < 0) {
+		sn_str_printable(message, sizeof(message), message);
+		run->outcome.exited = true;
+		run->outcome.exit_code = SN_WARMUP_USAGE;
+		ok = false;
+		goto failed;
+	}
 	run_helper(p, sp, ids, run);
 	if (run->outcome.out_len &&
 	    sn_warmup_result_parse(run->outcome.out, run->outcome.out_len,
@@ -248,7 +354,10 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
 
-	if (sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
+	/* peer_failed: this node is fine, its earlier passes stay usable. */
+	if (!(run->outcome.exited &&
+	      run->outcome.exit_code == SN_WARMUP_PEER_FAILED) &&
+	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
 				run->outcome.elapsed_ms) < 0)
 		rc = -1;
 
@@ -263,6 +372,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		describe_failure(p, run, message, sizeof(message));
 		sn_str_printable(message, sizeof(message), message);
 	}
+failed:
 	if (record_warmup(p, ids, run, ok, message) < 0)
 		rc = -1;
 	if (ok) {

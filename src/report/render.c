@@ -113,8 +113,9 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 		json_str("gpu_model", n->gpu_model);
 		json_str("nccl_version", n->nccl_version);
 		json_str("driver_version", n->driver_version);
-		printf(",\"runs\":%zu,\"passes\":%zu,\"failures\":%zu,\"reused\":%zu",
-		       n->runs, n->passes, n->failures, n->reused);
+		printf(",\"runs\":%zu,\"passes\":%zu,\"failures\":%zu,\"reused\":%zu,\"peer_failed\":%zu",
+		       n->runs, n->passes, n->failures, n->reused,
+		       n->peer_failed);
 		json_str("last_failure_class", n->last_fail_class);
 		json_str("last_failure_message", n->last_fail_message);
 		json_num("last_failure_ts", n->last_fail_ts, n->failures > 0);

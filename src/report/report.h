@@ -34,6 +34,9 @@ struct node_summary {
 	size_t gpu_count;
 	char group[128];	/* "<count>x<model>": identical nodes */
 	size_t runs, passes, failures, reused;
+	/* Fabric runs another node failed (class peer_failed): not failures
+	 * of this node, so neither in FAILURES nor the last failure. */
+	size_t peer_failed;
 	double last_ts;
 	char last_fail_class[32];
 	char last_fail_message[1024];

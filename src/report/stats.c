@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record.h"
 #include "report.h"
 #include "strutil.h"
 
@@ -51,14 +52,25 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 		n->samples = p;
 		n->cap_samples = cap;
 	}
-	n->samples[n->n_samples++] = (struct sample){
-		r->ts, r->pass, r->busbw_gbps, r->total_ms,
-	};
+	/*
+	 * A fabric warmup's bandwidth is the network's and its time includes
+	 * waiting for the other nodes: neither compares with identical
+	 * nodes' node-local runs.
+	 */
+	if (strcmp(r->mode, "fabric") == 0)
+		n->samples[n->n_samples++] = (struct sample){ r->ts, r->pass,
+							      -1, -1 };
+	else
+		n->samples[n->n_samples++] = (struct sample){
+			r->ts, r->pass, r->busbw_gbps, r->total_ms,
+		};
 	f->records++;
 	n->runs++;
 	n->reused += r->reused;
 	if (r->pass) {
 		n->passes++;
+	} else if (!sn_record_class_is_own_fault(r->class)) {
+		n->peer_failed++;
 	} else {
 		n->failures++;
 		if (r->ts >= n->last_fail_ts) {

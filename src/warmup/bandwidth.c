@@ -116,20 +116,22 @@ int wu_bandwidth(struct wu_run *run, struct wu_comm *c)
 
 	/* nccl-tests' definitions for all-reduce. */
 	algbw = (double)bytes / seconds / 1e9;
-	busbw = algbw * 2.0 * (c->n - 1) / c->n;
+	busbw = algbw * 2.0 * (c->nranks - 1) / c->nranks;
 	pthread_mutex_lock(&run->lock);
 	run->busbw_measured = true;
 	run->busbw_gbps = busbw;
 	pthread_mutex_unlock(&run->lock);
 	wu_phase_end(run);
 
-	if (c->n == 1) {
+	if (c->nranks == 1) {
 		wu_note(run, "1 GPU: bus bandwidth is 0 by definition, floor not applied");
 	} else if (run->opt.min_busbw_gbps > 0 &&
 		   busbw < run->opt.min_busbw_gbps) {
+		/* Across nodes the slowest link sets everyone's busbw. */
 		code = wu_fail(run, SN_WARMUP_LOW_BANDWIDTH,
-			       "all-reduce bus bandwidth %.1f GB/s is below the floor of %g GB/s (%zu bytes, %d GPUs)",
-			       busbw, run->opt.min_busbw_gbps, bytes, c->n);
+			       "%s bus bandwidth %.1f GB/s is below the floor of %g GB/s (%zu bytes, %d GPUs)",
+			       run->fabric.nranks > c->n ? "inter-node all-reduce" : "all-reduce",
+			       busbw, run->opt.min_busbw_gbps, bytes, c->nranks);
 	}
 out:
 	/* After a failure the GPU may be wedged and cuMemFree would block:

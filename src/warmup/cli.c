@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,13 +16,14 @@
  */
 void wu_cli_usage(void)
 {
-	fputs("Usage: nccl-warmup [--mode check|comm|bandwidth] [--timeout SECONDS]\n"
+	fputs("Usage: nccl-warmup [--mode check|comm|bandwidth|fabric] [--timeout SECONDS]\n"
 	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS] [--json]\n"
 	      "                   [--teardown clean|exit] [--quiet] [--node NAME]\n"
 	      "                   [--nccl FILE|DIR] [--nccl-default FILE|DIR]\n"
 	      "                   [--job-id ID --step-id ID]\n"
 	      "                   [--node-index I --nodes N --nodelist HOSTLIST]\n"
-	      "                   [--fabric-ports LO-HI] [--help] [--version]\n"
+	      "                   [--fabric-ports LO-HI] [--fabric-root ADDR]\n"
+	      "                   [--fabric-transport any|no-socket] [--help] [--version]\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
 	      "communicator over them.  Exit status 0 when ready; see nccl-warmup(1).\n"
@@ -31,6 +33,9 @@ void wu_cli_usage(void)
 	      "                     all-reduce (default)\n"
 	      "  --mode bandwidth   also time an all-reduce of --bytes (1K to 16G,\n"
 	      "                     default 64M)\n"
+	      "  --mode fabric      comm over every GPU of every node of the step:\n"
+	      "                     one communicator, run on each node (needs the\n"
+	      "                     step options below); the node at fault is named\n"
 	      "  --timeout SECONDS  overall deadline, whole seconds, 1 to 540 (default 60)\n"
 	      "  --min-busbw GBPS   fail (exit 7) below this bus bandwidth\n"
 	      "  --json             print one JSON object on stdout\n"
@@ -50,7 +55,12 @@ void wu_cli_usage(void)
 	      "                     count and SLURM_STEP_NODELIST; checked to agree\n"
 	      "  --fabric-ports LO-HI\n"
 	      "                     TCP ports for coordinating the step's nodes\n"
-	      "                     (default 29400-29499)\n",
+	      "                     (default 29400-29499)\n"
+	      "  --fabric-root ADDR the numeric address where node index 0 listens\n"
+	      "                     (default: the first node of --nodelist, resolved)\n"
+	      "  --fabric-transport any|no-socket\n"
+	      "                     no-socket: NCCL's NET/Socket between the nodes\n"
+	      "                     fails the warmup (exit 11; default any)\n",
 	      stdout);
 }
 
@@ -83,6 +93,24 @@ static void default_node(struct wu_options *opt)
 	snprintf(opt->node, sizeof(opt->node), "%s", host);
 }
 
+/* A numeric IPv4 or IPv6 address: NCCL_COMM_ID is built from it. */
+static int parse_fabric_root(const char *v, struct wu_options *opt,
+			     char *err, size_t len)
+{
+	unsigned char bin[sizeof(struct in6_addr)];
+
+	if (strlen(v) < sizeof(opt->fabric_root) &&
+	    (inet_pton(AF_INET, v, bin) == 1 ||
+	     inet_pton(AF_INET6, v, bin) == 1)) {
+		snprintf(opt->fabric_root, sizeof(opt->fabric_root), "%s", v);
+		return 0;
+	}
+	snprintf(err, len,
+		 "invalid --fabric-root '%.80s': give the numeric IPv4 or IPv6 address of the step's first node (e.g. 10.0.0.1)",
+		 v);
+	return -1;
+}
+
 /* An absolute path: the helper runs with the job's working directory. */
 static int parse_nccl_path(const char *name, const char *v, char *out,
 			   size_t out_len, char *err, size_t err_len)
@@ -110,7 +138,7 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		if (o->mode == SN_WARMUP_MODE_UNSET ||
 		    o->mode == SN_WARMUP_MODE_OFF) {
 			snprintf(err, len,
-				 "invalid --mode '%.80s': use check, comm or bandwidth",
+				 "invalid --mode '%.80s': use check, comm, bandwidth or fabric",
 				 v);
 			return -1;
 		}
@@ -145,6 +173,15 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		return rc;
 	case 'n':
 		return parse_node(v, o, err, len);
+	case 'R':
+		return parse_fabric_root(v, o, err, len);
+	case 'T':
+		rc = sn_parse_fabric_transport(v, &o->refuse_socket);
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --%s '%.40s': give any or no-socket",
+				 SN_HELPER_OPT_FABRIC_TRANSPORT, v);
+		return rc;
 	case 'N':
 		return parse_nccl_path(SN_HELPER_OPT_NCCL, v, o->nccl_user,
 				       sizeof(o->nccl_user), err, len);
@@ -171,6 +208,8 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_NODES, required_argument, NULL, 'C' },
 	{ SN_HELPER_OPT_NODELIST, required_argument, NULL, 'L' },
 	{ SN_HELPER_OPT_FABRIC_PORTS, required_argument, NULL, 'P' },
+	{ "fabric-root", required_argument, NULL, 'R' },
+	{ SN_HELPER_OPT_FABRIC_TRANSPORT, required_argument, NULL, 'T' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -232,5 +271,12 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	}
 	if (wu_step_check(&opt->step, err, err_len) < 0)
 		return WU_CLI_USAGE;
+	/* Every node must agree on the step: spank_nccl.so passes it all. */
+	if (opt->mode == SN_WARMUP_MODE_FABRIC &&
+	    (!opt->step.has_job || !opt->step.has_nodes)) {
+		snprintf(err, err_len,
+			 "--mode fabric needs the step: --job-id, --step-id, --node-index, --nodes and --nodelist (spank_nccl.so passes them)");
+		return WU_CLI_USAGE;
+	}
 	return WU_CLI_RUN;
 }

@@ -8,6 +8,10 @@
  * AllGather and ReduceScatter without an algorithm on NCCL >= 2.24) fails
  * here, before the job's tasks start, and not in its first iteration.
  *
+ * In fabric mode the ranks are the step's (N of them, this node's from
+ * rank_base on): buffers and expected values are sized and computed by
+ * global rank, so every node verifies the whole communicator's result.
+ *
  * Each operation is launched and waited for on its own, so a failure
  * names it; the first use of each also makes NCCL connect what it needs
  * (lazy connection since NCCL 2.22), which is part of what is warmed.
@@ -27,7 +31,7 @@
 #define IN_BC 1
 #define IN_AG 2
 #define IN_SR 3
-#define IN_RS 4			/* n floats */
+#define IN_RS 4			/* n floats (n: the communicator's ranks) */
 #define OUT(n) (4 + (n))
 #define OUT_AR(n) (OUT(n) + 0)
 #define OUT_BC(n) (OUT(n) + 1)
@@ -52,23 +56,39 @@ static CUdeviceptr at(const struct wu_comm *c, int r, size_t idx)
 	return c->scratch[r] + idx * sizeof(float);
 }
 
+/*
+ * Rank R's value: R + 1, folded so that every sum stays an integer below
+ * 2^24, exact in float whatever order NCCL adds in, up to the 65536
+ * ranks a step can have (identical to R + 1 up to 256 ranks).
+ */
+static float rank_value(int r)
+{
+	return (float)(r % 256 + 1);
+}
+
+/* Slot I of the reduce-scatter input, on top of the rank's value. */
+static float rs_slot(int i)
+{
+	return (float)(i % 64);
+}
+
 /* Rank R's inputs; the outputs hold the sentinel. */
 static void fill_inputs(int r, int n, float *h)
 {
 	for (int i = 0; i < FLOATS(n); i++)
 		h[i] = SENTINEL;
-	h[IN_AR] = (float)(r + 1);
+	h[IN_AR] = rank_value(r);
 	h[IN_BC] = r == 0 ? BCAST_VALUE : SENTINEL;
-	h[IN_AG] = (float)(r + 1);
-	h[IN_SR] = (float)(r + 1);
+	h[IN_AG] = rank_value(r);
+	h[IN_SR] = rank_value(r);
 	for (int i = 0; i < n; i++)
-		h[IN_RS + i] = (float)((r + 1) * (i + 1));
+		h[IN_RS + i] = rank_value(r) + rs_slot(i);
 }
 
 static int setup(struct wu_run *run, struct wu_comm *c)
 {
 	const struct wu_cu *cu = run->cu;
-	size_t bytes = FLOATS(c->n) * sizeof(float);
+	size_t bytes = FLOATS(c->nranks) * sizeof(float);
 	float *h = malloc(bytes);
 	int code = SN_WARMUP_OK;
 
@@ -92,7 +112,7 @@ static int setup(struct wu_run *run, struct wu_comm *c)
 			rc = cu->mem_alloc(&c->scratch[r], bytes);
 		}
 		if (rc == CUDA_SUCCESS) {
-			fill_inputs(r, c->n, h);
+			fill_inputs(c->rank_base + r, c->nranks, h);
 			snprintf(call, sizeof(call), "cuMemcpyHtoD to device %d",
 				 r);
 			rc = cu->memcpy_htod(c->scratch[r], h, bytes);
@@ -109,7 +129,7 @@ static ncclResult_t launch_one(const struct wu_run *run,
 			       int r)
 {
 	const struct wu_nccl *nc = run->nc;
-	int n = c->n;
+	int n = c->nranks, g = c->rank_base + r;
 	ncclComm_t comm = c->comms[r];
 	CUstream s = c->streams[r];
 	ncclResult_t rc;
@@ -134,11 +154,11 @@ static ncclResult_t launch_one(const struct wu_run *run,
 	case WU_COLL_SENDRECV:
 		/* Ring: to the next rank, from the previous one. */
 		rc = nc->send((void *)at(c, r, IN_SR), 1, ncclFloat,
-			      (r + 1) % n, comm, s);
+			      (g + 1) % n, comm, s);
 		if (rc != ncclSuccess && rc != ncclInProgress)
 			return rc;
 		return nc->recv((void *)at(c, r, OUT_SR(n)), 1, ncclFloat,
-				(r + n - 1) % n, comm, s);
+				(g + n - 1) % n, comm, s);
 	case WU_COLL_COUNT:
 		break;
 	}
@@ -243,16 +263,19 @@ static int wrong(struct wu_run *run, enum wu_coll op, int r, double got,
 /* Small integers are exact in float: every comparison is exact. */
 static int verify(struct wu_run *run, struct wu_comm *c)
 {
-	int n = c->n;
+	int n = c->nranks;
 	size_t bytes = FLOATS(n) * sizeof(float);
 	float *h = malloc(bytes);
-	float tri = (float)n * (float)(n + 1) / 2.0f;
+	float sum = 0;
 	int code = SN_WARMUP_OK;
 
 	if (!h)
 		return wu_fail(run, SN_WARMUP_INTERNAL, "out of memory");
+	for (int r = 0; r < n; r++)
+		sum += rank_value(r);
 	wu_doing(run, "cuMemcpyDtoH (results)");
-	for (int r = 0; r < n && !code; r++) {
+	for (int r = 0; r < c->n && !code; r++) {
+		int g = c->rank_base + r;
 		CUresult rc;
 
 		code = wu_cu_use(run, r);
@@ -263,22 +286,22 @@ static int verify(struct wu_run *run, struct wu_comm *c)
 			code = wu_cuda_fail(run, rc, "cuMemcpyDtoH (results)");
 			break;
 		}
-		if (h[OUT_AR(n)] != tri)
+		if (h[OUT_AR(n)] != sum)
 			code = wrong(run, WU_COLL_ALLREDUCE, r, h[OUT_AR(n)],
-				     tri);
+				     sum);
 		else if (h[OUT_BC(n)] != BCAST_VALUE)
 			code = wrong(run, WU_COLL_BROADCAST, r, h[OUT_BC(n)],
 				     BCAST_VALUE);
-		else if (h[OUT_RS(n)] != (float)(r + 1) * tri)
+		else if (h[OUT_RS(n)] != sum + (float)n * rs_slot(g))
 			code = wrong(run, WU_COLL_REDUCESCATTER, r,
-				     h[OUT_RS(n)], (float)(r + 1) * tri);
-		else if (h[OUT_SR(n)] != (float)((r + n - 1) % n + 1))
+				     h[OUT_RS(n)], sum + (float)n * rs_slot(g));
+		else if (h[OUT_SR(n)] != rank_value((g + n - 1) % n))
 			code = wrong(run, WU_COLL_SENDRECV, r, h[OUT_SR(n)],
-				     (float)((r + n - 1) % n + 1));
+				     rank_value((g + n - 1) % n));
 		for (int i = 0; i < n && !code; i++)
-			if (h[OUT_AG(n) + i] != (float)(i + 1))
+			if (h[OUT_AG(n) + i] != rank_value(i))
 				code = wrong(run, WU_COLL_ALLGATHER, r,
-					     h[OUT_AG(n) + i], i + 1);
+					     h[OUT_AG(n) + i], rank_value(i));
 	}
 	free(h);
 	return code;

@@ -6,6 +6,7 @@
  * deadline; the watchdog covers calls that block anyway.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,10 +15,22 @@
 #include "failed_call.h"
 #include "nccl_loader.h"
 
-static void poll_pause(void)
+/*
+ * Between two polls of a wait that began at T0: 200 us at first (a small
+ * collective takes 0.2-0.5 ms on NVLink), 1 ms once it has lasted 10 ms,
+ * 5 ms after a second (an init waiting for other nodes), so that many
+ * helpers waiting on one machine (the loopback bench, a node with many
+ * GPUs in fabric mode) do not spin its CPUs.
+ */
+static void poll_pause(double t0)
 {
+	double waited = wu_now() - t0;
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = 200 * 1000 };
 
+	if (waited > 1.0)
+		ts.tv_nsec = 5 * 1000 * 1000;
+	else if (waited > 0.01)
+		ts.tv_nsec = 1000 * 1000;
 	nanosleep(&ts, NULL);
 }
 
@@ -33,10 +46,19 @@ static int timeout_fail(struct wu_run *run, const char *what)
 		       what, run->opt.timeout_s);
 }
 
+/* Fabric mode: another node failed, so what this one waits for may never come. */
+static int peer_failed(struct wu_run *run)
+{
+	return run->fabric.peer_failed ? run->fabric.peer_failed(run) : 0;
+}
+
 int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 {
+	double t0 = wu_now();
+
 	for (;;) {
 		bool busy = false;
+		int code;
 
 		for (int r = 0; r < c->n; r++) {
 			ncclResult_t state = ncclSuccess;
@@ -60,15 +82,21 @@ int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 			return SN_WARMUP_OK;
 		if (wu_past_soft_deadline(run))
 			return timeout_fail(run, what);
-		poll_pause();
+		code = peer_failed(run);
+		if (code)
+			return code;
+		poll_pause(t0);
 	}
 }
 
 int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 			 const char *what)
 {
+	double t0 = wu_now();
+
 	for (;;) {
 		bool busy = false;
+		int code;
 
 		for (int r = 0; r < c->n; r++) {
 			CUresult rc = run->cu->stream_query(c->streams[r]);
@@ -89,8 +117,22 @@ int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 			return SN_WARMUP_OK;
 		if (wu_past_soft_deadline(run))
 			return timeout_fail(run, what);
-		poll_pause();
+		code = peer_failed(run);
+		if (code)
+			return code;
+		poll_pause(t0);
 	}
+}
+
+void wu_comm_local_only(void)
+{
+	/*
+	 * A job's NCCL_COMM_ID names the job's bootstrap root, often on
+	 * another node: with it, NCCL's rank 0 would listen there (init.cc,
+	 * bootstrapCreateRoot) and fail, or collide with the job's own root.
+	 * This process is not the job.
+	 */
+	unsetenv("NCCL_COMM_ID");
 }
 
 int wu_comm_init(struct wu_run *run, struct wu_comm *c)
@@ -102,6 +144,8 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 
 	memset(c, 0, sizeof(*c));
 	c->n = (int)run->n_gpus;
+	c->nranks = run->fabric.nranks ? run->fabric.nranks : c->n;
+	c->rank_base = run->fabric.nranks ? run->fabric.rank_base : 0;
 	wu_phase_begin(run, WU_PHASE_COMM_INIT, "cuMemGetInfo");
 	/* Free memory before NCCL: what it takes is measured against it. */
 	for (int r = 0; r < c->n; r++) {
@@ -115,6 +159,12 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 		if (crc != CUDA_SUCCESS)
 			return wu_cuda_fail(run, crc, "cuMemGetInfo");
 	}
+	/*
+	 * Fabric mode: NCCL_COMM_ID is set, so ncclGetUniqueId only encodes
+	 * that address, the same on every node, and the ncclCommInitRank of
+	 * rank 0 opens the bootstrap root there (NCCL src/bootstrap.cc,
+	 * bootstrapGetUniqueId; src/init.cc).
+	 */
 	wu_doing(run, "ncclGetUniqueId");
 	rc = nc->get_unique_id(&id);
 	if (rc != ncclSuccess)
@@ -135,13 +185,13 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 			nc->group_end();
 			return code;
 		}
-		rc = nc->comm_init_rank_config(&c->comms[r], c->n, id, r,
-					       &config);
+		rc = nc->comm_init_rank_config(&c->comms[r], c->nranks, id,
+					       c->rank_base + r, &config);
 		if (!nccl_ok(rc)) {
 			nc->group_end();
 			snprintf(call, sizeof(call),
 				 "ncclCommInitRankConfig(rank %d of %d, device %d)",
-				 r, c->n, r);
+				 c->rank_base + r, c->nranks, r);
 			return wu_nccl_fail(run, rc, c->comms[r], call);
 		}
 	}
@@ -207,4 +257,29 @@ void wu_comm_abort(struct wu_run *run, struct wu_comm *c)
 			run->nc->comm_abort(c->comms[r]);
 		c->comms[r] = NULL;
 	}
+}
+
+int wu_comm_end(struct wu_run *run, struct wu_comm *c, int code)
+{
+	/*
+	 * --teardown exit: the verdict is in; process exit releases the
+	 * communicators and contexts (the driver does it while the process
+	 * exits, before its parent can reap it), without the explicit
+	 * finalize/destroy/free round trips.
+	 */
+	if (run->opt.teardown_exit &&
+	    (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH))
+		return code;
+	/* A slow link is a verdict, not a broken communicator. */
+	if (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH) {
+		int torn = wu_comm_teardown(run, c);
+
+		if (torn)
+			code = torn;
+		else
+			return code;
+	}
+	wu_doing(run, "ncclCommAbort");
+	wu_comm_abort(run, c);
+	return code;
 }

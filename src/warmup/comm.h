@@ -9,14 +9,24 @@
 #include "warmup.h"
 
 struct wu_comm {
-	int n;
+	int n;				/* this process's ranks (its GPUs) */
+	int nranks;			/* the communicator's: n, or the step's */
+	int rank_base;			/* rank of local GPU 0 */
 	ncclComm_t comms[WU_MAX_GPUS];
 	CUstream streams[WU_MAX_GPUS];
 	CUdeviceptr scratch[WU_MAX_GPUS];	/* collectives.c */
 	size_t free_before[WU_MAX_GPUS];	/* cuMemGetInfo before init */
 };
 
-/* Non-blocking init of all ranks in one group, polled to the deadline. */
+/* A communicator of this node only: the job's NCCL_COMM_ID is not ours. */
+void wu_comm_local_only(void);
+
+/*
+ * Non-blocking init of all local ranks in one group, polled to the
+ * deadline: ranks 0..n-1 of n, or in fabric mode (run->fabric.nranks)
+ * ranks rank_base.. of the step's communicator, whose id NCCL_COMM_ID
+ * gives.
+ */
 int wu_comm_init(struct wu_run *run, struct wu_comm *c);
 /*
  * The inert, verified all-reduce, broadcast, all-gather, reduce-scatter
@@ -27,6 +37,12 @@ int wu_collectives(struct wu_run *run, struct wu_comm *c);
 int wu_comm_teardown(struct wu_run *run, struct wu_comm *c);
 /* After a failure: ncclCommAbort every communicator (best effort). */
 void wu_comm_abort(struct wu_run *run, struct wu_comm *c);
+/*
+ * The end of a run whose verdict is CODE: an ok or slow run tears down
+ * cleanly (or leaves it to process exit under --teardown exit); any
+ * other aborts.  Returns CODE, or the teardown's failure.
+ */
+int wu_comm_end(struct wu_run *run, struct wu_comm *c, int code);
 
 /*
  * Polls ncclCommGetAsyncError on every communicator until none is

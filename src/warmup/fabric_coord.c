@@ -119,7 +119,8 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		for (i = 0; i < plan->nodes; i++)
 			c->conns[i].fd = -1;
 		if (fabric_root_listen(c, err) < 0) {
-			fabric_set_outcome(out, 9, 0, "%s: %s", plan->node, err->msg);
+			fabric_set_outcome(out, SN_WARMUP_INTERNAL, plan->index,
+					   "failed: %s", err->msg);
 			return -1;
 		}
 		fabric_root_gather(c, fabric_root_join_deadline(deadline_ms));
@@ -136,10 +137,8 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 	snprintf(m.node, sizeof(m.node), "%s", plan->node);
 	snprintf(m.text, sizeof(m.text), "%s", local_text ? local_text : "");
 	if (member_connect(c, &m, deadline_ms, err) < 0) {
-		char root[SN_HOSTNAME_MAX];
-
-		fabric_node_name(plan, 0, root, sizeof(root));
-		fabric_set_outcome(out, 8, 0, "%s: %s", root, err->msg);
+		fabric_set_outcome(out, SN_WARMUP_TIMEOUT, 0,
+				   "could not be reached: %s", err->msg);
 		return -1;
 	}
 	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
@@ -157,8 +156,49 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 	}
 	if (r == 0)
 		sn_error_set(err, "the fabric root sent neither GO nor ABORT by the deadline");
-	fabric_set_outcome(out, 8, 0, "%s: %s", "the fabric root", err->msg);
+	fabric_set_outcome(out, SN_WARMUP_TIMEOUT, 0, "did not answer: %s",
+			   err->msg);
 	return -1;
+}
+
+int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out)
+{
+	struct pollfd pfd;
+	uint32_t i;
+
+	if (c->plan.index == 0) {
+		for (i = 0; i < c->plan.nodes && !c->verdict_known; i++) {
+			if (i == c->plan.index || c->conns[i].state != CONN_JOINED)
+				continue;
+			pfd = (struct pollfd){ .fd = c->conns[i].fd, .events = POLLIN };
+			/* A line may already wait in the buffer (read with HELLO). */
+			if (memchr(c->conns[i].rbuf, '\n', c->conns[i].rlen) ||
+			    poll(&pfd, 1, 0) == 1)
+				fabric_root_read_done(c, i);
+		}
+	} else if (!c->verdict_known && c->fd >= 0) {
+		struct sn_fabric_msg m;
+		struct sn_error e;
+		int r;
+
+		pfd = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+		/* The VERDICT may have come in one read with GO. */
+		if (!memchr(c->rbuf, '\n', c->rlen) && poll(&pfd, 1, 0) != 1)
+			return 0;
+		r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, fabric_now_ms(), &m, &e);
+		if (r > 0 && m.type == SN_FMSG_VERDICT) {
+			fabric_set_outcome(&c->verdict, m.status, m.blame, "%s", m.text);
+			c->verdict_known = true;
+		} else if (r != 0) {
+			fabric_set_outcome(&c->verdict, SN_WARMUP_TIMEOUT, 0,
+					   "closed its connection before the verdict (its helper died or its network failed)");
+			c->verdict_known = true;
+		}
+	}
+	if (!c->verdict_known || !c->verdict.status)
+		return 0;
+	*out = c->verdict;
+	return 1;
 }
 
 int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
@@ -167,29 +207,36 @@ int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
 {
 	struct sn_fabric_msg m = { .type = SN_FMSG_DONE, .status = status,
 				   .busbw = busbw };
-	uint32_t i;
 	int r;
 
 	snprintf(m.text, sizeof(m.text), "%s", text ? text : "");
 	if (c->plan.index == 0) {
+		/* The root's own failure: the others stop now, not later. */
+		if (status && status != SN_WARMUP_PEER_FAILED &&
+		    status != SN_WARMUP_TIMEOUT && !c->verdict_known) {
+			fabric_set_outcome(&c->verdict, status, c->plan.index,
+					   "failed: %s", m.text);
+			c->verdict_known = true;
+			fabric_root_tell(c);
+		}
 		fabric_root_collect(c, fabric_root_join_deadline(deadline_ms));
-		fabric_root_verdict(c, status, m.text, out);
-		m = (struct sn_fabric_msg){ .type = SN_FMSG_VERDICT,
-					    .status = out->status,
-					    .blame = out->blame };
-		snprintf(m.text, sizeof(m.text), "%s", out->text);
-		for (i = 0; i < c->plan.nodes; i++)
-			if (i != c->plan.index && c->conns[i].state == CONN_DONE)
-				fabric_send_msg(c->conns[i].fd, &m, &c->plan, err);
+		if (!c->verdict_known) {
+			fabric_root_verdict(c, status, m.text, &c->verdict);
+			c->verdict_known = true;
+		}
+		fabric_root_tell(c);
+		*out = c->verdict;
 		return 0;
 	}
-	if (fabric_send_msg(c->fd, &m, &c->plan, err) < 0)
+	if (fabric_send_msg(c->fd, &m, &c->plan, err) < 0 && !c->verdict_known)
 		return -1;
+	if (c->verdict_known) {
+		*out = c->verdict;
+		return 0;
+	}
 	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
 	if (r > 0 && m.type == SN_FMSG_VERDICT) {
-		out->status = m.status;
-		out->blame = m.blame;
-		snprintf(out->text, sizeof(out->text), "%s", m.text);
+		fabric_set_outcome(out, m.status, m.blame, "%s", m.text);
 		return 0;
 	}
 	if (r == 0)

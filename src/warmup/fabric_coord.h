@@ -20,6 +20,7 @@
 #include "error.h"
 #include "fabric_addr.h"
 #include "fabric_msg.h"
+#include "helper_protocol.h"
 
 #define FABRIC_ADDR_MAX 64	/* numeric IPv4/IPv6 text */
 #define FABRIC_ATTEMPTS_DEFAULT 8
@@ -39,6 +40,13 @@ struct fabric_plan {
 
 struct fabric_conn;
 
+/* What the root decided; blame is a node index or SN_FABRIC_NO_BLAME. */
+struct fabric_outcome {
+	uint32_t status;	/* 0 ok, else the failing node's exit code */
+	uint32_t blame;
+	char text[SN_FABRIC_TEXT_MAX];
+};
+
 struct fabric_coord {
 	struct fabric_plan plan;
 	int fd;			/* member: connection to the root */
@@ -47,13 +55,11 @@ struct fabric_coord {
 	struct fabric_conn *conns;	/* root: one per node index */
 	char rbuf[SN_FABRIC_MSG_MAX];
 	size_t rlen;
-};
-
-/* What the root decided; blame is a node index or SN_FABRIC_NO_BLAME. */
-struct fabric_outcome {
-	uint32_t status;	/* 0 ok, else the failing node's exit code */
-	uint32_t blame;
-	char text[SN_FABRIC_TEXT_MAX];
+	int64_t join_started_ms;	/* root: when it began to listen */
+	unsigned int arrived;		/* root: DONEs so far */
+	/* The step's verdict, once known (early: a node failed). */
+	bool verdict_known;
+	struct fabric_outcome verdict;
 };
 
 struct fabric_go {
@@ -80,11 +86,23 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 
 /*
  * After the collectives: reports this node's STATUS/BUSBW/TEXT and
- * returns the step's verdict in OUT (0), or -1 with ERR set.
+ * returns the step's verdict in OUT (0), or -1 with ERR set.  A status
+ * of SN_WARMUP_PEER_FAILED (this node stopped because another failed) is
+ * never blamed.
  */
 int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
 			double busbw, const char *text, int64_t deadline_ms,
 			struct fabric_outcome *out, struct sn_error *err);
+
+/*
+ * While NCCL runs, between its polls: has another node failed?  Never
+ * blocks.  The root reads the DONEs that arrived and, on the first
+ * failure (or a member lost), sends every member the VERDICT at once, so
+ * that nodes still waiting in NCCL for the failed one stop now instead of
+ * at the deadline; a member reads that VERDICT.  Returns 1 with OUT set
+ * when the step has failed, else 0.
+ */
+int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out);
 
 /*
  * The numeric address of HOST (the step's first node, as named in its

@@ -19,6 +19,7 @@ struct fabric_conn {
 	struct sn_fabric_msg hello;
 	struct sn_fabric_msg done;
 	unsigned int done_order;	/* arrival order of DONE */
+	bool told;			/* the VERDICT was sent to it */
 	char rbuf[SN_FABRIC_MSG_MAX];
 	size_t rlen;
 };
@@ -50,5 +51,9 @@ int64_t fabric_root_join_deadline(int64_t deadline_ms);
 void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms);
 void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
 			 const char *text, struct fabric_outcome *out);
+/* Reads what member I sent (a DONE, or EOF); true if it failed or died. */
+bool fabric_root_read_done(struct fabric_coord *c, uint32_t i);
+/* Sends c->verdict to every member not yet told. */
+void fabric_root_tell(struct fabric_coord *c);
 
 #endif

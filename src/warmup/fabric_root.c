@@ -37,6 +37,7 @@ int fabric_root_listen(struct fabric_coord *c, struct sn_error *err)
 		    listen(fd, (int)(p->nodes < 4096 ? p->nodes : 4096)) == 0) {
 			c->listen_fd = fd;
 			c->port = port;
+			c->join_started_ms = fabric_now_ms();
 			return 0;
 		}
 		close(fd);
@@ -201,7 +202,6 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 		       struct fabric_outcome *out, struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
-	char name[SN_HOSTNAME_MAX];
 	uint32_t i, rank = 0, missing = SN_FABRIC_NO_BLAME, bad = SN_FABRIC_NO_BLAME;
 	struct sn_fabric_msg m;
 
@@ -214,18 +214,18 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 		    c->conns[i].hello.status && bad == SN_FABRIC_NO_BLAME)
 			bad = i;
 	}
+	/* Texts name no node: the blame index does (fabric_coord.h). */
 	if (local_status) {
-		fabric_set_outcome(out, local_status, p->index, "%s: %s", p->node,
-			    local_text);
+		fabric_set_outcome(out, local_status, p->index, "failed: %s",
+				   local_text);
 	} else if (bad != SN_FABRIC_NO_BLAME) {
-		fabric_node_name(p, bad, name, sizeof(name));
 		fabric_set_outcome(out, c->conns[bad].hello.status, bad,
-			    "%s: %s", name, c->conns[bad].hello.text);
+				   "failed: %s", c->conns[bad].hello.text);
 	} else if (missing != SN_FABRIC_NO_BLAME) {
-		fabric_node_name(p, missing, name, sizeof(name));
-		fabric_set_outcome(out, 8, missing,
-			    "%s never joined the fabric warmup (its helper did not start, or cannot reach %s)",
-			    name, p->node);
+		fabric_set_outcome(out, SN_WARMUP_TIMEOUT, missing,
+				   "never joined within %.0f s (its helper did not start, or cannot reach %s's fabric port %u)",
+				   (double)(fabric_now_ms() - c->join_started_ms) / 1e3,
+				   p->node, c->port);
 	} else {
 		unsigned int port = pick_nccl_port(c);
 
@@ -273,32 +273,31 @@ void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
 			 const char *text, struct fabric_outcome *out)
 {
 	const struct fabric_plan *p = &c->plan;
-	char name[SN_HOSTNAME_MAX];
 	uint32_t i, pick = SN_FABRIC_NO_BLAME, order = UINT32_MAX;
 	bool pick_timeout = true;
 
 	/* A node that never reported hung or died: it is at fault first. */
 	for (i = 0; i < p->nodes; i++) {
 		if (i != p->index && c->conns[i].state != CONN_DONE) {
-			fabric_node_name(p, i, name, sizeof(name));
-			fabric_set_outcome(out, 8, i,
-				    "%s did not finish the fabric collectives (hung, died or lost its connection to %s)",
-				    name, p->node);
+			fabric_set_outcome(out, SN_WARMUP_TIMEOUT, i,
+					   "did not finish the fabric collectives (hung, died or lost its connection to %s)",
+					   p->node);
 			return;
 		}
 	}
 	/*
 	 * Otherwise the first failure to arrive, preferring a real error over
-	 * a timeout (exit code 8): the other ranks of a broken communicator
-	 * fail after it, as a consequence.
+	 * a timeout: the other ranks of a broken communicator fail after it,
+	 * as a consequence.  A node that stopped because another failed
+	 * (peer_failed) is never the one at fault.
 	 */
 	for (i = 0; i < p->nodes; i++) {
 		uint32_t st = i == p->index ? status : c->conns[i].done.status;
 		uint32_t ord = i == p->index ? c->plan.nodes :
 			       c->conns[i].done_order;
-		bool is_timeout = st == 8;
+		bool is_timeout = st == SN_WARMUP_TIMEOUT;
 
-		if (!st)
+		if (!st || st == SN_WARMUP_PEER_FAILED)
 			continue;
 		if (pick == SN_FABRIC_NO_BLAME ||
 		    (pick_timeout && !is_timeout) ||
@@ -312,10 +311,66 @@ void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
 		fabric_set_outcome(out, 0, SN_FABRIC_NO_BLAME, "%s", "");
 		return;
 	}
-	fabric_node_name(p, pick, name, sizeof(name));
 	fabric_set_outcome(out, pick == p->index ? status : c->conns[pick].done.status,
-		    pick, "%s: %s", name,
-		    pick == p->index ? text : c->conns[pick].done.text);
+			   pick, "failed: %s",
+			   pick == p->index ? text : c->conns[pick].done.text);
+}
+
+void fabric_root_tell(struct fabric_coord *c)
+{
+	struct sn_fabric_msg m = { .type = SN_FMSG_VERDICT,
+				   .status = c->verdict.status,
+				   .blame = c->verdict.blame };
+	struct sn_error e;
+	uint32_t i;
+
+	snprintf(m.text, sizeof(m.text), "%s", c->verdict.text);
+	for (i = 0; i < c->plan.nodes; i++) {
+		struct fabric_conn *fc = &c->conns[i];
+
+		if (i == c->plan.index || fc->told ||
+		    (fc->state != CONN_JOINED && fc->state != CONN_DONE))
+			continue;
+		fabric_send_msg(fc->fd, &m, &c->plan, &e);
+		fc->told = true;
+	}
+}
+
+/*
+ * Root: member I's connection is readable.  The first failure to arrive
+ * (a failed DONE, or a member whose connection closed before its DONE)
+ * is the step's verdict at once: the members still in NCCL are told now.
+ */
+bool fabric_root_read_done(struct fabric_coord *c, uint32_t i)
+{
+	struct fabric_conn *fc = &c->conns[i];
+	struct sn_error e;
+	bool failed = false;
+	int r = fabric_recv_msg(fc->fd, fc->rbuf, &fc->rlen, fabric_now_ms(),
+				&fc->done, &e);
+
+	if (r > 0 && fc->done.type == SN_FMSG_DONE) {
+		fc->state = CONN_DONE;
+		fc->done_order = c->arrived++;
+		failed = fc->done.status &&
+			 fc->done.status != SN_WARMUP_PEER_FAILED &&
+			 fc->done.status != SN_WARMUP_TIMEOUT;
+		if (failed && !c->verdict_known)
+			fabric_set_outcome(&c->verdict, fc->done.status, i,
+					   "failed: %s", fc->done.text);
+	} else if (r != 0) {
+		fc->state = CONN_LOST;
+		failed = true;
+		if (!c->verdict_known)
+			fabric_set_outcome(&c->verdict, SN_WARMUP_TIMEOUT, i,
+					   "lost its connection to %s before it finished (its helper died or its network failed)",
+					   c->plan.node);
+	}
+	if (failed && !c->verdict_known) {
+		c->verdict_known = true;
+		fabric_root_tell(c);
+	}
+	return failed;
 }
 
 /* Root: collects every member's DONE until all came or the deadline. */
@@ -323,13 +378,17 @@ void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms)
 {
 	const struct fabric_plan *p = &c->plan;
 	struct pollfd *pfd = calloc(p->nodes, sizeof(*pfd));
-	unsigned int arrived = 0;
 	uint32_t i, waiting;
 
 	if (!pfd)
 		return;
 	for (;;) {
 		waiting = 0;
+		/* Lines already buffered (read with an earlier one) first. */
+		for (i = 0; i < p->nodes; i++)
+			if (c->conns[i].state == CONN_JOINED &&
+			    memchr(c->conns[i].rbuf, '\n', c->conns[i].rlen))
+				fabric_root_read_done(c, i);
 		for (i = 0; i < p->nodes; i++) {
 			bool open = c->conns[i].state == CONN_JOINED;
 
@@ -339,22 +398,9 @@ void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms)
 		}
 		if (!waiting || poll(pfd, p->nodes, fabric_ms_left(deadline_ms)) <= 0)
 			break;
-		for (i = 0; i < p->nodes; i++) {
-			struct fabric_conn *fc = &c->conns[i];
-			struct sn_error e;
-			int r;
-
-			if (!pfd[i].revents)
-				continue;
-			r = fabric_recv_msg(fc->fd, fc->rbuf, &fc->rlen, fabric_now_ms(),
-				     &fc->done, &e);
-			if (r > 0 && fc->done.type == SN_FMSG_DONE) {
-				fc->state = CONN_DONE;
-				fc->done_order = arrived++;
-			} else if (r != 0) {
-				fc->state = CONN_LOST;
-			}
-		}
+		for (i = 0; i < p->nodes; i++)
+			if (pfd[i].revents)
+				fabric_root_read_done(c, i);
 	}
 	free(pfd);
 }

@@ -23,32 +23,13 @@ static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 	code = wu_gpus_create_contexts(run, cu);
 	if (code)
 		return code;
+	wu_comm_local_only();
 	code = wu_comm_init(run, &comm);
 	if (!code)
 		code = wu_collectives(run, &comm);
 	if (!code && run->opt.mode == SN_WARMUP_MODE_BANDWIDTH)
 		code = wu_bandwidth(run, &comm);
-	/*
-	 * --teardown exit: the verdict is in; process exit releases the
-	 * communicators and contexts (the driver does it while the process
-	 * exits, before its parent can reap it), without the explicit
-	 * finalize/destroy/free round trips.
-	 */
-	if (run->opt.teardown_exit &&
-	    (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH))
-		return code;
-	/* A slow link is a verdict, not a broken communicator. */
-	if (code == SN_WARMUP_OK || code == SN_WARMUP_LOW_BANDWIDTH) {
-		int torn = wu_comm_teardown(run, &comm);
-
-		if (torn)
-			code = torn;
-		else
-			return code;
-	}
-	wu_doing(run, "ncclCommAbort");
-	wu_comm_abort(run, &comm);
-	return code;
+	return wu_comm_end(run, &comm, code);
 }
 
 static int run_all(struct wu_run *run)
@@ -57,6 +38,8 @@ static int run_all(struct wu_run *run)
 	struct wu_cu cu;
 	int code;
 
+	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
+		return wu_fabric_run(run, &cu);
 	code = wu_gpus_enumerate(run, &cu);
 	if (code)
 		return code;

@@ -134,6 +134,14 @@ static void build_summary(const struct wu_run *s, int code, double now,
 			add(&o, "%s%lld", i ? "/" : " ", s->nccl_mem_mib[i]);
 		add(&o, " MiB");
 	}
+	if (s->fabric.active && s->fabric.nranks)
+		add(&o, ", ranks %d-%d of %d over %u node%s",
+		    s->fabric.rank_base,
+		    s->fabric.rank_base + (int)s->n_gpus - 1,
+		    s->fabric.nranks, s->opt.step.nodes,
+		    s->opt.step.nodes == 1 ? "" : "s");
+	if (s->transport[0])
+		add(&o, ", network %s", s->transport);
 	if (s->note[0])
 		add(&o, ", %s", s->note);
 	if (s->busbw_measured) {
@@ -183,6 +191,29 @@ static void build_json_libraries(const struct wu_run *s, struct out *o)
 	if (s->failed_op >= 0)
 		add(o, ",\"failed_op\":\"%s\"",
 		    wu_coll_name((enum wu_coll)s->failed_op));
+}
+
+/* Mode fabric only: the step's communicator and the node at fault. */
+static void build_json_fabric(const struct wu_run *s, struct out *o)
+{
+	const struct wu_fabric *f = &s->fabric;
+
+	add(o, ",\"fabric\":{\"nodes\":%u,\"node_index\":%u",
+	    s->opt.step.nodes, s->opt.step.node_index);
+	if (f->nranks)
+		add(o, ",\"ranks\":%d,\"rank_base\":%d", f->nranks,
+		    f->rank_base);
+	else
+		add(o, ",\"ranks\":null,\"rank_base\":null");
+	add(o, ",\"comm_id\":");
+	add_json_or_null(o, f->comm_id);
+	if (f->blamed) {
+		add(o, ",\"blame_index\":%u,\"blame_node\":", f->blame_index);
+		add_json_string(o, f->blame_node);
+		add(o, "}");
+	} else {
+		add(o, ",\"blame_index\":null,\"blame_node\":null}");
+	}
 }
 
 static void build_json(const struct wu_run *s, int code, double now,
@@ -241,6 +272,10 @@ static void build_json(const struct wu_run *s, int code, double now,
 		    s->opt.bytes);
 	else
 		add(o, ",\"busbw_gbps\":null");
+	add(o, ",\"transport\":");
+	add_json_or_null(o, s->transport);
+	if (s->fabric.active)
+		build_json_fabric(s, o);
 
 	/* Lets callers prove which identity ran the GPUs (privilege drop). */
 	getresuid(&ru, &eu, &su);

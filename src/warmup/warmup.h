@@ -18,6 +18,8 @@
 #include "clock.h"
 #include "fabric_addr.h"
 #include "json_write.h"
+#include "hostlist.h"
+#include "nccl_log.h"
 #include "helper_protocol.h"
 #include "options.h"
 #include "warmup_result.h"
@@ -81,7 +83,7 @@ struct wu_step {
 };
 
 struct wu_options {
-	enum sn_warmup_mode mode;	/* CHECK, COMM or BANDWIDTH */
+	enum sn_warmup_mode mode;	/* CHECK, COMM, BANDWIDTH or FABRIC */
 	double timeout_s;
 	unsigned long long bytes;	/* bandwidth message size */
 	double min_busbw_gbps;		/* 0: no floor */
@@ -92,6 +94,32 @@ struct wu_options {
 	char nccl_user[PATH_MAX];	/* --nccl FILE|DIR, "" if not given */
 	char nccl_admin[PATH_MAX];	/* --nccl-default FILE|DIR */
 	struct wu_step step;		/* --job-id ... --fabric-ports */
+	char fabric_root[64];		/* --fabric-root ADDR; "" if not given */
+	bool refuse_socket;		/* --fabric-transport no-socket */
+};
+
+struct wu_run;
+
+/*
+ * The fabric warmup's side of a run (fabric_run.c): one communicator
+ * over every GPU of every node of the step.  Set by the main thread
+ * before NCCL runs, read by the report.
+ */
+struct wu_fabric {
+	bool active;			/* mode fabric (any node count) */
+	int nranks;			/* ranks of the step's communicator */
+	int rank_base;			/* this node's first rank */
+	char comm_id[SN_COMM_ID_MAX];	/* NCCL_COMM_ID; "" if none */
+	bool blamed;			/* blame_index names the node at fault */
+	unsigned int blame_index;
+	char blame_node[SN_HOSTNAME_MAX];
+	/*
+	 * Polled while NCCL runs (comm.c): returns SN_WARMUP_PEER_FAILED
+	 * (message set) once another node of the step has failed, so this
+	 * node stops waiting for it; NULL outside fabric mode.
+	 */
+	int (*peer_failed)(struct wu_run *run);
+	void *coord;
 };
 
 struct wu_run {
@@ -129,6 +157,8 @@ struct wu_run {
 	char gpu_names[WU_MAX_GPUS][96];
 	bool busbw_measured;
 	double busbw_gbps;
+	char transport[SN_TRANSPORT_MAX];	/* sn_nccl_transport(); "" unknown */
+	struct wu_fabric fabric;
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
@@ -179,6 +209,9 @@ const char *wu_nccl_source_name(enum wu_nccl_source src);
 /* report.c: prints the result and ends the process (never returns) */
 __attribute__((noreturn)) void wu_report_and_exit(struct wu_run *run,
 						  int code);
+
+/* fabric_run.c: mode fabric, after the node-local checks */
+int wu_fabric_run(struct wu_run *run, struct wu_cu *cu);
 
 /* watchdog.c */
 int wu_watchdog_start(struct wu_run *run);

@@ -66,6 +66,15 @@ void fake_log_process(const char *logvar, const char *lib)
 	close(fd);
 }
 
+bool fake_host_listed(const char *name)
+{
+	char host[256] = "";
+
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		return false;
+	return fake_env_has(name, host);
+}
+
 double fake_now(void)
 {
 	struct timespec ts;

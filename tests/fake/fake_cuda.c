@@ -228,7 +228,8 @@ CUresult cuInit(unsigned int Flags)
 {
 	if (Flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (fake_env_has("FAKE_CUDA_HANG", "init"))
+	if (fake_env_has("FAKE_CUDA_HANG", "init") ||
+	    fake_host_listed("FAKE_CUDA_HANG_INIT_HOSTS"))
 		fake_hang();
 	/* What a driver whose kernel module does not match reports. */
 	if (fake_env_has("FAKE_CUDA_FAIL", "init"))

@@ -73,19 +73,21 @@ static struct {
 	int n_pending;
 	struct op pending[MAX_PENDING];
 	struct op batch[MAX_PENDING];	/* one clique's ops, in run_group */
+	int n_waiting;
+	ncclComm_t waiting[MAX_PENDING];	/* blocking, networked */
 	unsigned long long next_id;
 	char last_error[512];
 } nccl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
+
+static ncclResult_t run_group(void);
+static ncclResult_t wait_blocking(ncclResult_t rc);
 
 __attribute__((constructor)) static void fake_nccl_loaded(void)
 {
 	fake_log_process("FAKE_NCCL_LOG", "nccl");
 }
 
-static ncclResult_t set_error(ncclResult_t rc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static ncclResult_t set_error(ncclResult_t rc, const char *fmt, ...)
+ncclResult_t fake_nccl_error(ncclResult_t rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -93,6 +95,23 @@ static ncclResult_t set_error(ncclResult_t rc, const char *fmt, ...)
 	vsnprintf(nccl.last_error, sizeof(nccl.last_error), fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+#define set_error fake_nccl_error
+
+void fake_nccl_lock(void)
+{
+	pthread_mutex_lock(&nccl.lock);
+}
+
+void fake_nccl_unlock(void)
+{
+	pthread_mutex_unlock(&nccl.lock);
+}
+
+void fake_nccl_stream_done(cudaStream_t stream, double seconds)
+{
+	cu.stream_enqueue(stream, seconds);
 }
 
 static void crash_if(const char *phase)
@@ -118,7 +137,8 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
 	memcpy(uniqueId->internal, &nccl.next_id, sizeof(nccl.next_id));
 	nccl.next_id++;
 	pthread_mutex_unlock(&nccl.lock);
-	return ncclSuccess;
+	/* NCCL_COMM_ID: the id only encodes that address, as NCCL's does. */
+	return fake_net_unique_id((unsigned long long *)uniqueId->internal);
 }
 
 /* Allocates on the communicator's device, as NCCL does: it switches to
@@ -145,9 +165,10 @@ static void run_init(ncclComm_t comm)
 	double delay = fake_env_num("FAKE_NCCL_INIT_DELAY_MS", 0) / 1e3;
 
 	crash_if("init");
-	if (fake_env_has("FAKE_NCCL_FAIL", "init")) {
+	if (fake_env_has("FAKE_NCCL_FAIL", "init") ||
+	    fake_host_listed("FAKE_NCCL_INIT_FAIL_HOSTS")) {
 		comm->state = set_error(ncclSystemError,
-					"fake: injected init failure on rank %d (FAKE_NCCL_FAIL=init)",
+					"fake: injected init failure on rank %d (FAKE_NCCL_FAIL=init or FAKE_NCCL_INIT_FAIL_HOSTS)",
 					comm->rank);
 		return;
 	}
@@ -216,20 +237,22 @@ static ncclResult_t init_comm(ncclComm_t *out, int nranks,
 	comm->state = ncclInProgress;
 	comm->ready_at = 0;
 	*out = comm;
+	fake_nccl_info(dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d - Init START",
+		       (void *)comm, rank, nranks, dev);
+	fake_net_announce();
 
 	pthread_mutex_lock(&nccl.lock);
-	if (nccl.group_depth > 0 && nccl.n_pending < MAX_PENDING) {
-		nccl.pending[nccl.n_pending++] =
-			(struct op){ .kind = OP_INIT, .comm = comm };
-	} else {
-		run_init(comm);
-		if (comm->state != ncclSuccess && comm->state != ncclInProgress)
-			rc = comm->state;
-		else if (!comm->blocking)
-			rc = comm->state;
+	if (nccl.n_pending == MAX_PENDING) {
+		pthread_mutex_unlock(&nccl.lock);
+		return set_error(ncclInternalError, "fake: group too large");
 	}
+	nccl.pending[nccl.n_pending++] =
+		(struct op){ .kind = OP_INIT, .comm = comm };
+	/* Outside a group: a group of one. */
+	if (nccl.group_depth == 0)
+		rc = run_group();
 	pthread_mutex_unlock(&nccl.lock);
-	return rc;
+	return nccl.group_depth == 0 ? wait_blocking(rc) : rc;
 }
 
 /* FAKE_NCCL_NO_CONFIG: an NCCL older than 2.14, without this symbol. */
@@ -274,18 +297,6 @@ ncclResult_t ncclGroupStart(void)
 	return ncclSuccess;
 }
 
-/* Seconds one all-reduce of BYTES takes for a target bus bandwidth. */
-static double allreduce_seconds(size_t bytes, int nranks)
-{
-	double busbw = fake_env_num("FAKE_NCCL_BUSBW_GBPS", 0) * 1e9;
-	double algbw;
-
-	if (busbw <= 0 || nranks < 2)
-		return 0;
-	algbw = busbw * nranks / (2.0 * (nranks - 1));
-	return (double)bytes / algbw;
-}
-
 /* One collective: the ops of one clique and kind.  Under nccl.lock. */
 static ncclResult_t run_coll(struct op *ops, int n)
 {
@@ -294,7 +305,7 @@ static ncclResult_t run_coll(struct op *ops, int n)
 	struct op *by_rank[MAX_PENDING] = { NULL };
 	double started = fake_now(), seconds;
 
-	if (n != nranks)
+	if (n != nranks && !ops[0].comm->net)
 		return set_error(ncclInvalidUsage,
 				 "fake: %s with %d of %d ranks in the group would hang",
 				 fake_op_func[kind], n, nranks);
@@ -302,7 +313,7 @@ static ncclResult_t run_coll(struct op *ops, int n)
 		if (ops[i].count != ops[0].count || ops[i].peer != ops[0].peer)
 			return set_error(ncclInvalidUsage,
 					 "fake: ranks disagree on the count or root");
-		by_rank[ops[i].comm->rank] = &ops[i];
+		by_rank[ops[i].rank] = &ops[i];
 	}
 	if (!fake_algo_allowed(kind))
 		return set_error(ncclInvalidUsage,
@@ -318,10 +329,12 @@ static ncclResult_t run_coll(struct op *ops, int n)
 						       fake_op_func[kind]);
 		return ncclSuccess;
 	}
+	if (ops[0].comm->net)
+		return fake_net_run(ops, n);
 	fake_move_data(kind, by_rank, n);
 	if (fake_env_has("FAKE_NCCL_WRONG_RESULT", "1") && kind == OP_ALLREDUCE)
 		((float *)by_rank[n - 1]->recv)[0] += 1.0f;
-	seconds = allreduce_seconds(ops[0].count * sizeof(float), nranks) -
+	seconds = fake_coll_seconds(ops[0].count * sizeof(float), nranks) -
 		  (fake_now() - started);
 	for (int i = 0; i < n; i++) {
 		if (fake_env_has("FAKE_NCCL_HANG", "allreduce"))
@@ -335,32 +348,12 @@ static ncclResult_t run_coll(struct op *ops, int n)
 /* Point-to-point: every send needs the matching recv in the group. */
 static ncclResult_t run_p2p(struct op *ops, int n)
 {
-	for (int i = 0; i < n; i++) {
-		struct op *s = &ops[i];
-		bool matched = false;
+	char why[160];
 
-		if (s->kind != OP_SEND)
-			continue;
-		for (int k = 0; k < n && !matched; k++) {
-			struct op *r = &ops[k];
-
-			if (r->kind != OP_RECV || r->comm->rank != s->peer ||
-			    r->peer != s->comm->rank || r->count != s->count)
-				continue;
-			memcpy(r->recv, s->send, s->count * sizeof(float));
-			r->kind = OP_INIT;	/* consumed */
-			matched = true;
-		}
-		if (!matched)
-			return set_error(ncclInvalidUsage,
-					 "fake: send from rank %d to %d has no matching recv in the group",
-					 s->comm->rank, s->peer);
-	}
-	for (int i = 0; i < n; i++)
-		if (ops[i].kind == OP_RECV)
-			return set_error(ncclInvalidUsage,
-					 "fake: recv on rank %d has no matching send",
-					 ops[i].comm->rank);
+	if (ops[0].comm->net)
+		return fake_net_run(ops, n);
+	if (fake_p2p_match(ops, n, why, sizeof(why)))
+		return set_error(ncclInvalidUsage, "%s", why);
 	for (int i = 0; i < n; i++)
 		cu.stream_enqueue(ops[i].stream, 0);
 	return ncclSuccess;
@@ -373,6 +366,32 @@ static bool same_batch(const struct op *a, const struct op *b)
 
 	return a->comm->clique == b->comm->clique &&
 	       (pa ? pb : a->kind == b->kind);
+}
+
+/*
+ * The communicators just initialised whose ranks are partly in other
+ * processes (NCCL_COMM_ID): one network per clique.  Under nccl.lock.
+ */
+static void start_nets(void)
+{
+	ncclComm_t comms[MAX_PENDING];
+
+	for (int i = 0; i < nccl.n_pending; i++) {
+		unsigned long long clique;
+		int n = 0;
+
+		if (nccl.pending[i].kind != OP_INIT || nccl.pending[i].comm->net)
+			continue;
+		clique = nccl.pending[i].comm->clique;
+		for (int k = i; k < nccl.n_pending; k++)
+			if (nccl.pending[k].kind == OP_INIT &&
+			    nccl.pending[k].comm->clique == clique)
+				comms[n++] = nccl.pending[k].comm;
+		if (fake_net_needed(comms, n))
+			fake_net_start(comms, n);
+		else
+			fake_net_local_root(comms, n);
+	}
 }
 
 /* Runs the pending ops of a finished group.  Under nccl.lock. */
@@ -394,6 +413,7 @@ static ncclResult_t run_group(void)
 			rc = op->comm->state;
 		done[i] = true;
 	}
+	start_nets();
 	for (int i = 0; i < nccl.n_pending && rc == ncclSuccess; i++) {
 		enum op_kind kind = nccl.pending[i].kind;
 		int n = 0;
@@ -412,10 +432,39 @@ static ncclResult_t run_group(void)
 		else
 			rc = run_coll(nccl.batch, n);
 	}
+	/* A blocking communicator waits for the other processes' ranks. */
+	for (int i = 0; i < nccl.n_pending; i++)
+		if (nccl.pending[i].comm->net && nccl.pending[i].comm->blocking &&
+		    nccl.n_waiting < MAX_PENDING)
+			nccl.waiting[nccl.n_waiting++] = nccl.pending[i].comm;
 	nccl.n_pending = 0;
 	if (rc == ncclSuccess && nonblocking)
 		return ncclInProgress;
 	return rc;
+}
+
+/* After a blocking group: until its comms' network exchange is done. */
+static ncclResult_t wait_blocking(ncclResult_t rc)
+{
+	for (;;) {
+		bool busy = false;
+
+		pthread_mutex_lock(&nccl.lock);
+		for (int i = 0; i < nccl.n_waiting; i++) {
+			ncclResult_t st = nccl.waiting[i]->state;
+
+			busy |= st == ncclInProgress;
+			if (st != ncclSuccess && st != ncclInProgress &&
+			    rc == ncclSuccess)
+				rc = st;
+		}
+		if (!busy)
+			nccl.n_waiting = 0;
+		pthread_mutex_unlock(&nccl.lock);
+		if (!busy)
+			return rc;
+		fake_sleep(0.001);
+	}
 }
 
 ncclResult_t ncclGroupEnd(void)
@@ -431,10 +480,10 @@ ncclResult_t ncclGroupEnd(void)
 	if (--nccl.group_depth == 0)
 		rc = run_group();
 	pthread_mutex_unlock(&nccl.lock);
-	return rc;
+	return nccl.group_depth == 0 ? wait_blocking(rc) : rc;
 }
 
-static ncclResult_t enqueue(struct op op)
+ncclResult_t fake_nccl_enqueue(struct op op)
 {
 	ncclResult_t rc = ncclSuccess;
 
@@ -452,94 +501,12 @@ static ncclResult_t enqueue(struct op op)
 		pthread_mutex_unlock(&nccl.lock);
 		return set_error(ncclInternalError, "fake: group too large");
 	}
+	op.rank = op.comm->rank;
 	nccl.pending[nccl.n_pending++] = op;
 	if (nccl.group_depth == 0)
 		rc = run_group();
 	pthread_mutex_unlock(&nccl.lock);
-	return rc;
-}
-
-#define FLOAT_ONLY(type)                                                \
-	do {                                                            \
-		if ((type) != ncclFloat)                                \
-			return set_error(ncclInvalidArgument,           \
-					 "fake: only floats are supported"); \
-	} while (0)
-
-ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-			   ncclDataType_t datatype, ncclRedOp_t op,
-			   ncclComm_t comm, cudaStream_t stream)
-{
-	FLOAT_ONLY(datatype);
-	if (op != ncclSum)
-		return set_error(ncclInvalidArgument,
-				 "fake: only sums are supported");
-	return enqueue((struct op){ .kind = OP_ALLREDUCE, .comm = comm,
-				    .send = sendbuff, .recv = recvbuff,
-				    .count = count, .stream = stream });
-}
-
-ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-			   ncclDataType_t datatype, int root, ncclComm_t comm,
-			   cudaStream_t stream)
-{
-	FLOAT_ONLY(datatype);
-	if (comm && (root < 0 || root >= comm->nranks))
-		return set_error(ncclInvalidArgument, "fake: invalid root %d",
-				 root);
-	return enqueue((struct op){ .kind = OP_BROADCAST, .comm = comm,
-				    .send = sendbuff, .recv = recvbuff,
-				    .count = count, .peer = root,
-				    .stream = stream });
-}
-
-ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
-			   size_t sendcount, ncclDataType_t datatype,
-			   ncclComm_t comm, cudaStream_t stream)
-{
-	FLOAT_ONLY(datatype);
-	return enqueue((struct op){ .kind = OP_ALLGATHER, .comm = comm,
-				    .send = sendbuff, .recv = recvbuff,
-				    .count = sendcount, .stream = stream });
-}
-
-ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
-			       size_t recvcount, ncclDataType_t datatype,
-			       ncclRedOp_t op, ncclComm_t comm,
-			       cudaStream_t stream)
-{
-	FLOAT_ONLY(datatype);
-	if (op != ncclSum)
-		return set_error(ncclInvalidArgument,
-				 "fake: only sums are supported");
-	return enqueue((struct op){ .kind = OP_REDUCESCATTER, .comm = comm,
-				    .send = sendbuff, .recv = recvbuff,
-				    .count = recvcount, .stream = stream });
-}
-
-ncclResult_t ncclSend(const void *sendbuff, size_t count,
-		      ncclDataType_t datatype, int peer, ncclComm_t comm,
-		      cudaStream_t stream)
-{
-	FLOAT_ONLY(datatype);
-	if (comm && (peer < 0 || peer >= comm->nranks))
-		return set_error(ncclInvalidArgument, "fake: invalid peer %d",
-				 peer);
-	return enqueue((struct op){ .kind = OP_SEND, .comm = comm,
-				    .send = sendbuff, .count = count,
-				    .peer = peer, .stream = stream });
-}
-
-ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype,
-		      int peer, ncclComm_t comm, cudaStream_t stream)
-{
-	FLOAT_ONLY(datatype);
-	if (comm && (peer < 0 || peer >= comm->nranks))
-		return set_error(ncclInvalidArgument, "fake: invalid peer %d",
-				 peer);
-	return enqueue((struct op){ .kind = OP_RECV, .comm = comm,
-				    .recv = recvbuff, .count = count,
-				    .peer = peer, .stream = stream });
+	return nccl.group_depth == 0 ? wait_blocking(rc) : rc;
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm)
@@ -562,6 +529,8 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm)
 
 static void release(ncclComm_t comm)
 {
+	if (comm && comm->net)
+		fake_net_release(comm);
 	if (comm && comm->reserved)
 		cu.mem_free(comm->reserved);
 	free(comm);
@@ -577,39 +546,6 @@ ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
 	release(comm);
 	return ncclSuccess;
-}
-
-ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
-{
-	*count = comm->nranks;
-	return ncclSuccess;
-}
-
-ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device)
-{
-	*device = comm->device;
-	return ncclSuccess;
-}
-
-ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
-{
-	*rank = comm->rank;
-	return ncclSuccess;
-}
-
-const char *ncclGetErrorString(ncclResult_t result)
-{
-	switch (result) {
-	case ncclSuccess: return "no error";
-	case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-	case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-	case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-	case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-	case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-	case ncclRemoteError: return "remote process exited or there was a network error";
-	case ncclInProgress: return "NCCL operation in progress";
-	default: return "unknown result code";
-	}
 }
 
 const char *ncclGetLastError(ncclComm_t comm)

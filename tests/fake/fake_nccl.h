@@ -23,8 +23,11 @@
 #define FAKE_NCCL_DEFAULT_VERSION NCCL_VERSION_CODE
 #endif
 
+struct fake_net;
+
 struct ncclComm {
 	unsigned long long clique;	/* from the unique ID */
+	struct fake_net *net;		/* ranks in other processes (NCCL_COMM_ID) */
 	int rank;
 	int nranks;
 	int device;
@@ -44,7 +47,8 @@ FAKE_HIDDEN extern const char *const fake_op_func[];
 
 struct op {
 	enum op_kind kind;
-	ncclComm_t comm;
+	ncclComm_t comm;		/* NULL: another process's rank */
+	int rank;
 	const void *send;
 	void *recv;
 	size_t count;
@@ -60,5 +64,59 @@ FAKE_HIDDEN bool fake_algo_allowed(enum op_kind kind);
 /* The data movement of one collective over its ranks (ops by rank). */
 FAKE_HIDDEN void fake_move_data(enum op_kind kind, struct op **by_rank,
 				int n);
+/*
+ * Point-to-point: copies every send to its matching recv (by rank, peer
+ * and count).  NULL, or what did not match (WHY, LEN bytes).
+ */
+FAKE_HIDDEN const char *fake_p2p_match(struct op *ops, int n, char *why,
+				       size_t len);
+/* Floats OP sends and receives in a communicator of NRANKS. */
+FAKE_HIDDEN size_t fake_op_send_floats(const struct op *op, int nranks);
+FAKE_HIDDEN size_t fake_op_recv_floats(const struct op *op, int nranks);
+/* Seconds a collective of BYTES takes at FAKE_NCCL_BUSBW_GBPS. */
+FAKE_HIDDEN double fake_coll_seconds(size_t bytes, int nranks);
+
+/* fake_nccl.c, for the other files */
+/* Queues OP (a collective or p2p), run at the group's end. */
+FAKE_HIDDEN ncclResult_t fake_nccl_enqueue(struct op op);
+FAKE_HIDDEN ncclResult_t fake_nccl_error(ncclResult_t rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+FAKE_HIDDEN void fake_nccl_lock(void);
+FAKE_HIDDEN void fake_nccl_unlock(void);
+/* The fake libcuda's: STREAM completes SECONDS from now. */
+FAKE_HIDDEN void fake_nccl_stream_done(cudaStream_t stream, double seconds);
+/* An NCCL-style "host:pid:tid [dev] NCCL INFO ..." line, at NCCL_DEBUG=INFO,
+ * to NCCL_DEBUG_FILE (else stdout), as NCCL writes them. */
+FAKE_HIDDEN void fake_nccl_info(int dev, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * fake_nccl_net.c: ranks in other processes, reached over TCP at
+ * NCCL_COMM_ID with rank 0's process as the hub (the fake's stand-in for
+ * NCCL's bootstrap and network).
+ */
+/* fake_nccl_commid.c */
+#define COMM_ID_BIT (1ULL << 63)	/* a clique id from NCCL_COMM_ID */
+struct addrinfo;
+/* "host:port" or "[v6]:port" to its first address; -1 if malformed. */
+FAKE_HIDDEN int fake_comm_id_resolve(const char *id, struct addrinfo **res);
+/* The clique id every process derives from NCCL_COMM_ID (0: unset). */
+FAKE_HIDDEN ncclResult_t fake_net_unique_id(unsigned long long *clique);
+/* NCCL's "Using network NAME" lines (FAKE_NCCL_NET), once per process. */
+FAKE_HIDDEN void fake_net_announce(void);
+/* Whether COMMS (one clique, N of them here) span processes. */
+FAKE_HIDDEN bool fake_net_needed(ncclComm_t *comms, int n);
+/* A communicator of this process only, with NCCL_COMM_ID set: rank 0
+ * still opens the bootstrap root there, as NCCL's does (a non-local
+ * address fails its init).  Under the lock. */
+FAKE_HIDDEN void fake_net_local_root(ncclComm_t *comms, int n);
+/* Starts the rendezvous; the comms stay InProgress until it is done.
+ * Under the lock. */
+FAKE_HIDDEN void fake_net_start(ncclComm_t *comms, int n);
+/* One collective or p2p batch of this process's ranks; the comms stay
+ * InProgress until every process's part is exchanged.  Under the lock. */
+FAKE_HIDDEN ncclResult_t fake_net_run(struct op *ops, int n);
+/* Destroy/abort: stops the exchange, closes its sockets.  Not locked. */
+FAKE_HIDDEN void fake_net_release(ncclComm_t comm);
 
 #endif

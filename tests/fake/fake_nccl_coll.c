@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fake NCCL's collectives: which algorithms NCCL_ALGO allows for each
- * (as NCCL 2.24+ decides), and their data movement on the host.
+ * The fake NCCL's collectives: their entry points, which algorithms
+ * NCCL_ALGO allows for each (as NCCL 2.24+ decides), and their data
+ * movement on the host.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -91,6 +92,88 @@ bool fake_algo_allowed(enum op_kind kind)
 	return !general || list_allows(general, general_len, kind);
 }
 
+/* Seconds one collective of BYTES takes for a target bus bandwidth. */
+double fake_coll_seconds(size_t bytes, int nranks)
+{
+	double busbw = fake_env_num("FAKE_NCCL_BUSBW_GBPS", 0) * 1e9;
+	double algbw;
+
+	if (busbw <= 0 || nranks < 2)
+		return 0;
+	algbw = busbw * nranks / (2.0 * (nranks - 1));
+	return (double)bytes / algbw;
+}
+
+size_t fake_op_send_floats(const struct op *op, int nranks)
+{
+	switch (op->kind) {
+	case OP_REDUCESCATTER:
+		return op->count * (size_t)nranks;
+	case OP_RECV:
+	case OP_INIT:
+		return 0;
+	default:
+		return op->count;
+	}
+}
+
+size_t fake_op_recv_floats(const struct op *op, int nranks)
+{
+	switch (op->kind) {
+	case OP_ALLGATHER:
+		return op->count * (size_t)nranks;
+	case OP_SEND:
+	case OP_INIT:
+		return 0;
+	default:
+		return op->count;
+	}
+}
+
+const char *fake_p2p_match(struct op *ops, int n, char *why, size_t len)
+{
+	bool *used = calloc((size_t)n + 1, sizeof(*used));
+
+	if (!used) {
+		snprintf(why, len, "fake: out of memory");
+		return why;
+	}
+	for (int i = 0; i < n; i++) {
+		struct op *s = &ops[i];
+		bool matched = false;
+
+		if (s->kind != OP_SEND)
+			continue;
+		for (int k = 0; k < n && !matched; k++) {
+			struct op *r = &ops[k];
+
+			if (used[k] || r->kind != OP_RECV || r->rank != s->peer ||
+			    r->peer != s->rank || r->count != s->count)
+				continue;
+			memcpy(r->recv, s->send, s->count * sizeof(float));
+			used[k] = matched = true;
+		}
+		if (!matched) {
+			snprintf(why, len,
+				 "fake: send from rank %d to %d has no matching recv in the group",
+				 s->rank, s->peer);
+			free(used);
+			return why;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (ops[i].kind == OP_RECV && !used[i]) {
+			snprintf(why, len,
+				 "fake: recv on rank %d has no matching send",
+				 ops[i].rank);
+			free(used);
+			return why;
+		}
+	}
+	free(used);
+	return NULL;
+}
+
 static float in_at(const struct op *o, size_t e)
 {
 	return ((const float *)o->send)[e];
@@ -139,4 +222,87 @@ void fake_move_data(enum op_kind kind, struct op **by_rank, int n)
 			break;
 		}
 	}
+}
+
+#define FLOAT_ONLY(type)                                                \
+	do {                                                            \
+		if ((type) != ncclFloat)                                \
+			return fake_nccl_error(ncclInvalidArgument,           \
+					 "fake: only floats are supported"); \
+	} while (0)
+
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, ncclRedOp_t op,
+			   ncclComm_t comm, cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (op != ncclSum)
+		return fake_nccl_error(ncclInvalidArgument,
+				 "fake: only sums are supported");
+	return fake_nccl_enqueue((struct op){ .kind = OP_ALLREDUCE, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = count, .stream = stream });
+}
+
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, int root, ncclComm_t comm,
+			   cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (comm && (root < 0 || root >= comm->nranks))
+		return fake_nccl_error(ncclInvalidArgument, "fake: invalid root %d",
+				 root);
+	return fake_nccl_enqueue((struct op){ .kind = OP_BROADCAST, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = count, .peer = root,
+				    .stream = stream });
+}
+
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
+			   size_t sendcount, ncclDataType_t datatype,
+			   ncclComm_t comm, cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	return fake_nccl_enqueue((struct op){ .kind = OP_ALLGATHER, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = sendcount, .stream = stream });
+}
+
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
+			       size_t recvcount, ncclDataType_t datatype,
+			       ncclRedOp_t op, ncclComm_t comm,
+			       cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (op != ncclSum)
+		return fake_nccl_error(ncclInvalidArgument,
+				 "fake: only sums are supported");
+	return fake_nccl_enqueue((struct op){ .kind = OP_REDUCESCATTER, .comm = comm,
+				    .send = sendbuff, .recv = recvbuff,
+				    .count = recvcount, .stream = stream });
+}
+
+ncclResult_t ncclSend(const void *sendbuff, size_t count,
+		      ncclDataType_t datatype, int peer, ncclComm_t comm,
+		      cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (comm && (peer < 0 || peer >= comm->nranks))
+		return fake_nccl_error(ncclInvalidArgument, "fake: invalid peer %d",
+				 peer);
+	return fake_nccl_enqueue((struct op){ .kind = OP_SEND, .comm = comm,
+				    .send = sendbuff, .count = count,
+				    .peer = peer, .stream = stream });
+}
+
+ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype,
+		      int peer, ncclComm_t comm, cudaStream_t stream)
+{
+	FLOAT_ONLY(datatype);
+	if (comm && (peer < 0 || peer >= comm->nranks))
+		return fake_nccl_error(ncclInvalidArgument, "fake: invalid peer %d",
+				 peer);
+	return fake_nccl_enqueue((struct op){ .kind = OP_RECV, .comm = comm,
+				    .recv = recvbuff, .count = count,
+				    .peer = peer, .stream = stream });
 }

@@ -165,6 +165,8 @@ s-bare       | srun      | --nccl-warmup             |       | 0   | -   | $OK  
 s-check      | srun      | --nccl-warmup=check       |       | 0   | -   | $OK     |      | 0/1/0
 s-comm       | srun      | --nccl-warmup=comm        |       | 0   | -   | $OK     |      | 0/1/0
 s-bw         | srun      | --nccl-warmup=bandwidth   |       | 0   | -   | $OK     |      | 0/1/0
+s-fabric     | srun      | --nccl-warmup=fabric      |       | 0   | -   | $OK     |      | 0/1/0
+s-fabric-v   | srun      | --nccl-warmup=fabric,verbose,fresh | | 0 | - | $VERBOSE|      | 0/1/0
 s-verbose    | srun      | --nccl-warmup=comm,verbose|       | 0   | -   | $VERBOSE|      | 0/1/0
 s-off        | srun      | --nccl-warmup=off         |       | 0   | -   | $OK     |      | 0/0/0
 s-bad        | srun      | --nccl-warmup=fast        |       | 255 | -   | $UNKNOWN| no   | -
@@ -172,6 +174,7 @@ e-bare       | env       | SPANK_NCCL_WARMUP=        |       | 0   | -   | $OK  
 e-check      | env       | SPANK_NCCL_WARMUP=check   |       | 0   | -   | $OK     |      | 0/1/0
 e-comm       | env       | SPANK_NCCL_WARMUP=comm    |       | 0   | -   | $OK     |      | 0/1/0
 e-bw         | env       | SPANK_NCCL_WARMUP=bandwidth |     | 0   | -   | $OK     |      | 0/1/0
+e-fabric     | env       | SPANK_NCCL_WARMUP=fabric  |       | 0   | -   | $OK     |      | 0/1/0
 e-verbose    | env       | SPANK_NCCL_WARMUP=check,verbose | | 0   | -   | $VERBOSE|      | 0/1/0
 e-off        | env       | SPANK_NCCL_WARMUP=off     |       | 0   | -   | $OK     |      | 0/0/0
 e-bad        | env       | SPANK_NCCL_WARMUP=fast    |       | 1   | -   | SPANK_NCCL_WARMUP=fast: .*$UNKNOWN | no | -
@@ -179,6 +182,8 @@ b-bare       | sbatch    | --nccl-warmup             |       | 0   | 0   | $OK  
 b-check      | sbatch    | --nccl-warmup=check       |       | 0   | 0   | $OK     |      | 1/0/1
 b-comm       | sbatch    | --nccl-warmup=comm        |       | 0   | 0   | $OK     |      | 1/0/1
 b-bw         | sbatch    | --nccl-warmup=bandwidth   |       | 0   | 0   | $OK     |      | 1/0/1
+# A fabric pass is never reused: the batch step and the inner srun each run it.
+b-fabric     | sbatch    | --nccl-warmup=fabric      |       | 0   | 0   | $OK     |      | 1/1/0
 b-verbose    | sbatch    | --nccl-warmup=comm,verbose|       | 0   | 0   | reused the comm-mode pass of step batch | | 1/0/1
 b-off        | sbatch    | --nccl-warmup=off         |       | 0   | 0   | $OK     |      | 0/0/0
 b-bad        | sbatch    | --nccl-warmup=fast        |       | 255 | -   | $UNKNOWN| no   | -
@@ -186,6 +191,7 @@ d-bare       | directive | --nccl-warmup             |       | 0   | 0   | $OK  
 d-check      | directive | --nccl-warmup=check       |       | 0   | 0   | $OK     |      | 1/0/1
 d-comm       | directive | --nccl-warmup=comm        |       | 0   | 0   | $OK     |      | 1/0/1
 d-bw         | directive | --nccl-warmup=bandwidth   |       | 0   | 0   | $OK     |      | 1/0/1
+d-fabric     | directive | --nccl-warmup=fabric      |       | 0   | 0   | $OK     |      | 1/1/0
 d-verbose    | directive | --nccl-warmup=check,verbose |     | 0   | 0   | $VERBOSE|      | 1/0/1
 d-off        | directive | --nccl-warmup=off         |       | 0   | 0   | $OK     |      | 0/0/0
 d-bad        | directive | --nccl-warmup=fast        |       | 255 | -   | $UNKNOWN| no   | -
@@ -193,6 +199,7 @@ a-bare       | salloc    | --nccl-warmup             |       | 0   | 0   | $OK  
 a-check      | salloc    | --nccl-warmup=check       |       | 0   | 0   | $OK     |      | 0/1/0
 a-comm       | salloc    | --nccl-warmup=comm        |       | 0   | 0   | $OK     |      | 0/1/0
 a-bw         | salloc    | --nccl-warmup=bandwidth   |       | 0   | 0   | $OK     |      | 0/1/0
+a-fabric     | salloc    | --nccl-warmup=fabric      |       | 0   | 0   | $OK     |      | 0/1/0
 a-verbose    | salloc    | --nccl-warmup=comm,verbose|       | 0   | 0   | $VERBOSE|      | 0/1/0
 a-off        | salloc    | --nccl-warmup=off         |       | 0   | 0   | $OK     |      | 0/0/0
 a-bad        | salloc    | --nccl-warmup=fast        |       | 255 | -   | $UNKNOWN| no   | -

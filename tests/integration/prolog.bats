@@ -191,6 +191,18 @@ wait_drained() {
 	[[ $reason == "spank-nccl: "*"MODE=fast"* ]] || sn_fail "Reason: $reason"
 }
 
+@test "prolog: MODE=fabric is refused, pointing at the plugin's fabric mode" {
+	local reason
+	write_conf check
+	echo "MODE=fabric" >>"$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
+	sn_assert_failed
+	wait_drained || sn_fail "node not drained: $(node_state)"
+	reason=$(node_reason)
+	[[ $reason == "spank-nccl: nccl-warmup-prolog: MODE=fabric in "*": the fabric warmup needs a job step's nodes"* ]] ||
+		sn_fail "Reason: $reason"
+}
+
 @test "prolog: a group-writable configuration is refused" {
 	local reason
 	write_conf check

@@ -28,6 +28,7 @@ void mock_spank_reset(spank_context_t context, char *const *env)
 	mock.ids.gid = 1000;
 	mock.ids.job_id = 42;
 	mock.ids.step_id = 0;
+	mock.ids.nnodes = 1;
 	sn_envlist_init_from(&mock.env, env ? env : empty);
 }
 

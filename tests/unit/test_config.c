@@ -28,6 +28,10 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.warmup_reuse_dir, "/run/spank-nccl");
 	assert_false(cfg.default_profiles.given);
 	assert_int_equal(cfg.default_profiles.count, 0);
+	assert_int_equal(cfg.fabric_ports.lo, 29400);
+	assert_int_equal(cfg.fabric_ports.hi, 29499);
+	assert_false(cfg.fabric_refuse_socket);
+	assert_true(cfg.fabric_min_busbw_gbps == 0.0);
 	/* No arguments: defaults stay. */
 	assert_int_equal(sn_config_parse(&cfg, 0, NULL, &err), 0);
 	assert_int_equal(cfg.warmup_timeout_s, 60);
@@ -48,13 +52,17 @@ static void test_every_key(void **state)
 		"warmup_reuse=no",
 		"warmup_reuse_dir=/var/spool/slurmd/spank-nccl",
 		"warmup_nccl=/opt/nccl/2.28/lib",
+		"fabric_ports=31000-31007",
+		"fabric_transport=no-socket",
+		"fabric_min_busbw=12.5",
 	};
 	struct sn_config cfg;
 	struct sn_error err = { "" };
 
 	sn_config_defaults(&cfg);
 	assert_string_equal(cfg.warmup_nccl, "");
-	if (sn_config_parse(&cfg, 12, argv, &err) != 0)
+	if (sn_config_parse(&cfg, sizeof(argv) / sizeof(argv[0]), argv,
+			    &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_string_equal(cfg.profiles_path, "/etc/slurm/nccl-profiles.conf");
 	assert_true(cfg.default_profiles.given);
@@ -71,6 +79,10 @@ static void test_every_key(void **state)
 	assert_false(cfg.warmup_reuse);
 	assert_string_equal(cfg.warmup_reuse_dir, "/var/spool/slurmd/spank-nccl");
 	assert_string_equal(cfg.warmup_nccl, "/opt/nccl/2.28/lib");
+	assert_int_equal(cfg.fabric_ports.lo, 31000);
+	assert_int_equal(cfg.fabric_ports.hi, 31007);
+	assert_true(cfg.fabric_refuse_socket);
+	assert_true(cfg.fabric_min_busbw_gbps == 12.5);
 }
 
 static void test_good_values(void **state)
@@ -111,6 +123,13 @@ static void test_good_values(void **state)
 	assert_int_equal(cfg.warmup_mode, SN_WARMUP_MODE_OFF);
 	assert_int_equal(parse1(&cfg, "warmup_mode=check", &err), 0);
 	assert_int_equal(cfg.warmup_mode, SN_WARMUP_MODE_CHECK);
+	assert_int_equal(parse1(&cfg, "warmup_mode=fabric", &err), 0);
+	assert_int_equal(cfg.warmup_mode, SN_WARMUP_MODE_FABRIC);
+	assert_int_equal(parse1(&cfg, "fabric_ports=30000", &err), 0);
+	assert_int_equal(cfg.fabric_ports.lo, 30000);
+	assert_int_equal(cfg.fabric_ports.hi, 30000);
+	assert_int_equal(parse1(&cfg, "fabric_transport=ANY", &err), 0);
+	assert_false(cfg.fabric_refuse_socket);
 	assert_int_equal(parse1(&cfg, "warmup_policy=fail", &err), 0);
 	assert_int_equal(cfg.warmup_policy, SN_POLICY_FAIL);
 	assert_int_equal(parse1(&cfg, "default_profiles=none", &err), 0);
@@ -140,8 +159,8 @@ static void test_bad_values(void **state)
 		{ "profiles=", "empty value" },
 		{ "profiles=/etc/x\x01y", "control characters" },
 		{ "warmup_helper=nccl-warmup", "expected an absolute path" },
-		{ "warmup_mode=fast", "expected one of off, check, comm, bandwidth" },
-		{ "warmup_mode=comm,verbose", "expected one of off, check, comm, bandwidth" },
+		{ "warmup_mode=fast", "expected one of off, check, comm, bandwidth, fabric" },
+		{ "warmup_mode=comm,verbose", "expected one of off, check, comm, bandwidth, fabric" },
 		{ "warmup_policy=ignore", "expected fail (refuse the step) or warn" },
 		{ "warmup_min_busbw=-1", "expected a bus bandwidth in GB/s between 0 and 100000" },
 		{ "warmup_min_busbw=abc", "GB/s" },
@@ -170,10 +189,18 @@ static void test_bad_values(void **state)
 		{ "default_profiles=a,,b", "plugstack.conf argument \"default_profiles=a,,b\": empty profile name" },
 		{ "default_profiles=a b", "invalid profile name \"a b\"" },
 		{ "default_profiles=a,a", "given twice" },
-		{ "nosuchkey=1", "unknown key \"nosuchkey\": valid keys are profiles, default_profiles, warmup_helper, warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir" },
+		{ "nosuchkey=1", "unknown key \"nosuchkey\": valid keys are profiles, default_profiles, warmup_helper, warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, fabric_transport, fabric_min_busbw" },
 		{ "=1", "unknown key \"\"" },
 		{ "PROFILES=/x", "unknown key \"PROFILES\"" },
 		{ "warmup_timeout", "\"warmup_timeout\": expected KEY=VALUE" },
+		{ "fabric_ports=80-90", "\"fabric_ports=80-90\": port range \"80-90\" is not PORT or LO-HI with ports 1024-65535, e.g. fabric_ports=29400-29499" },
+		{ "fabric_ports=30000-29000", "runs backwards: write LO-HI" },
+		{ "fabric_ports=29400-", "not PORT or LO-HI" },
+		{ "fabric_ports=29400:29499", "not PORT or LO-HI" },
+		{ "fabric_ports=", "empty value" },
+		{ "fabric_min_busbw=fast", "\"fabric_min_busbw=fast\": expected the inter-node bus bandwidth floor of a fabric warmup in GB/s between 0 and 100000" },
+		{ "fabric_min_busbw=-1", "inter-node bus bandwidth floor" },
+		{ "fabric_transport=ib", "\"fabric_transport=ib\": expected any (every network NCCL picks passes) or no-socket" },
 	};
 	struct sn_config cfg, before;
 	struct sn_error err;

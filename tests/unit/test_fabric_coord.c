@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@ struct behaviour {
 	uint32_t done_status;	/* the collectives */
 	int absent;		/* never starts */
 	int die_before_done;	/* exits after GO, before DONE */
+	int waits_for_peers;	/* after GO: "in NCCL" until fabric_coord_watch */
 	uint32_t jobid;		/* 0: the step's */
 };
 
@@ -42,13 +44,17 @@ struct node_result {
 	struct fabric_outcome joined;
 	int finish_rc;
 	struct fabric_outcome verdict;
+	int watched;		/* fabric_coord_watch said the step failed */
+	struct fabric_outcome early;
+	int64_t waited_ms;
 	char err[256];
 };
 
 static struct sn_port_range test_ports(void)
 {
-	/* A range of its own per test process: parallel runs do not meet. */
-	unsigned int lo = 42000 + (unsigned int)(getpid() % 1500) * 10;
+	/* A range of its own per test process: parallel runs do not meet;
+	 * below the ephemeral ports (32768-60999) that clients' sockets take. */
+	unsigned int lo = 10000 + (unsigned int)(getpid() % 1000) * 10;
 
 	return (struct sn_port_range){ lo, lo + 9 };
 }
@@ -73,9 +79,22 @@ static void node_main(const struct behaviour *b, uint32_t index,
 				      b->local_status ? "duplicate PCI bus ID" : "",
 				      deadline, &r.go, &r.joined, &err);
 	if (r.join_rc == 0) {
+		uint32_t status = b->done_status;
+
 		if (b->die_before_done)
 			_exit(0);
-		r.finish_rc = fabric_coord_finish(&c, b->done_status, 12.5,
+		if (b->waits_for_peers) {
+			/* As comm.c's NCCL wait: poll, look at the others. */
+			int64_t t0 = fabric_now_ms();
+
+			while (!r.watched && fabric_now_ms() < deadline) {
+				r.watched = fabric_coord_watch(&c, &r.early);
+				poll(NULL, 0, 1);
+			}
+			r.waited_ms = fabric_now_ms() - t0;
+			status = r.watched ? SN_WARMUP_PEER_FAILED : SN_WARMUP_TIMEOUT;
+		}
+		r.finish_rc = fabric_coord_finish(&c, status, 12.5,
 						  b->done_status ? "ncclAllReduce: unhandled system error" : "",
 						  deadline + DEADLINE_MS,
 						  &r.verdict, &err);
@@ -171,7 +190,7 @@ static void test_node_never_joins(void **state)
 			continue;
 		assert_int_equal(r[i].join_rc, 1);
 		assert_int_equal(r[i].joined.blame, 2);
-		assert_non_null(strstr(r[i].joined.text, "n3 never joined"));
+		assert_non_null(strstr(r[i].joined.text, "never joined within"));
 	}
 }
 
@@ -189,7 +208,7 @@ static void test_member_local_failure(void **state)
 		assert_int_equal(r[i].joined.blame, 1);
 		assert_int_equal(r[i].joined.status, i == 0 ? 3 : 1);
 		assert_non_null(strstr(r[i].joined.text,
-				       "n2: duplicate PCI bus ID"));
+				       "failed: duplicate PCI bus ID"));
 	}
 }
 
@@ -203,7 +222,7 @@ static void test_root_local_failure(void **state)
 	run_step(b, 2, r, test_ports());
 	assert_int_equal(r[1].join_rc, 1);
 	assert_int_equal(r[1].joined.blame, 0);
-	assert_non_null(strstr(r[1].joined.text, "n1: duplicate"));
+	assert_non_null(strstr(r[1].joined.text, "failed: duplicate"));
 }
 
 static void test_collective_failure_blamed(void **state)
@@ -219,7 +238,7 @@ static void test_collective_failure_blamed(void **state)
 		assert_int_equal(r[i].finish_rc, 0);
 		assert_int_equal(r[i].verdict.status, 5);
 		assert_int_equal(r[i].verdict.blame, 2);
-		assert_non_null(strstr(r[i].verdict.text, "n3: ncclAllReduce"));
+		assert_non_null(strstr(r[i].verdict.text, "failed: ncclAllReduce"));
 	}
 }
 
@@ -232,8 +251,39 @@ static void test_member_dies_before_done(void **state)
 	(void)state;
 	run_step(b, 3, r, test_ports());
 	assert_int_equal(r[0].verdict.blame, 1);
-	assert_non_null(strstr(r[0].verdict.text, "n2 did not finish"));
+	assert_non_null(strstr(r[0].verdict.text, "lost its connection to n1"));
 	assert_int_equal(r[2].verdict.blame, 1);
+}
+
+/*
+ * A node fails while the others wait in NCCL for it: they learn it from
+ * fabric_coord_watch at once (the root from the DONE, the members from
+ * the root's early VERDICT), not at their deadline, and the final verdict
+ * still names the failed node, not the ones that stopped because of it.
+ */
+static void test_early_verdict(void **state)
+{
+	struct behaviour b[4] = { { .gpus = 1, .waits_for_peers = 1 },
+				  { .gpus = 1, .waits_for_peers = 1 },
+				  { .gpus = 1, .done_status = 5 },
+				  { .gpus = 1, .waits_for_peers = 1 } };
+	struct node_result r[4];
+	uint32_t i;
+
+	(void)state;
+	run_step(b, 4, r, test_ports());
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(r[i].join_rc, 0);
+		assert_int_equal(r[i].finish_rc, 0);
+		assert_int_equal(r[i].verdict.status, 5);
+		assert_int_equal(r[i].verdict.blame, 2);
+		assert_non_null(strstr(r[i].verdict.text, "failed: ncclAllReduce"));
+		if (i == 2)
+			continue;
+		assert_int_equal(r[i].watched, 1);
+		assert_int_equal(r[i].early.blame, 2);
+		assert_true(r[i].waited_ms < DEADLINE_MS / 2);
+	}
 }
 
 /* A listener of another program on the first candidate: it is skipped. */
@@ -340,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_root_local_failure),
 		cmocka_unit_test(test_collective_failure_blamed),
 		cmocka_unit_test(test_member_dies_before_done),
+		cmocka_unit_test(test_early_verdict),
 		cmocka_unit_test(test_taken_port),
 		cmocka_unit_test(test_foreign_step_refused),
 		cmocka_unit_test(test_bad_plan),

@@ -319,6 +319,41 @@ expect_err "--nodelist 'n[1-3]' names 3 nodes but --nodes is 2: pass the step's 
 run step-usage-index -- --node-index 3 --nodes 3 --nodelist 'n[1-3]'
 expect_rc 1
 expect_err "--node-index 3 is not below --nodes 3 (node indexes count from 0)"
+# --- mode fabric: its options (the runs themselves: test_fabric_helper.sh)
+run fabric-needs-step -- --json --mode fabric --job-id 1 --step-id 0
+expect_rc 1
+expect_json '"status":"usage"'
+expect_err "--mode fabric needs the step: --job-id, --step-id, --node-index, --nodes and --nodelist (spank_nccl.so passes them)"
+run fabric-bad-root -- --mode fabric --fabric-root n1.example
+expect_rc 1
+expect_err "invalid --fabric-root 'n1.example': give the numeric IPv4 or IPv6 address of the step's first node"
+run fabric-bad-transport -- --fabric-transport tcp
+expect_rc 1
+expect_err "invalid --fabric-transport 'tcp': give any or no-socket"
+run fabric-help -- --help
+expect_rc 0
+case $out in *"--fabric-transport any|no-socket"*"--mode fabric"*) ;;
+*) fail "--help lacks the fabric options";; esac
+# Other modes: no fabric object, transport null (NCCL's log not read).
+run comm-no-fabric -- --json
+expect_rc 0
+expect_json '"transport":null'
+expect_no_json '"fabric"'
+# The job's NCCL_COMM_ID names the job's root (here an address no node
+# has): NCCL's rank 0 would listen there and fail; the helper drops it.
+run comm-job-comm-id NCCL_COMM_ID=192.0.2.1:29999 -- --json
+expect_rc 0
+run fabric-one-node-job-comm-id NCCL_COMM_ID=192.0.2.1:29999 -- --mode fabric \
+	--job-id 3 --step-id 2 --node-index 0 --nodes 1 --nodelist testnode
+expect_rc 0
+# A one-node fabric step is comm mode: no coordination, loopback fine.
+run fabric-one-node -- --json --mode fabric --job-id 3 --step-id 1 \
+	--node-index 0 --nodes 1 --nodelist testnode
+expect_rc 0; ok_json
+expect_json '"mode":"fabric"'
+expect_json '"transport":"NET/Socket","fabric":{"nodes":1,"node_index":0,"ranks":4,"rank_base":0,"comm_id":null,"blame_index":null,"blame_node":null}'
+expect_err ", ranks 0-3 of 4 over 1 node, network NET/Socket"
+
 run step-usage-badlist -- --node-index 0 --nodes 1 --nodelist 'n[3-1]'
 expect_rc 1
 expect_err "invalid --nodelist 'n[3-1]': "
@@ -333,7 +368,7 @@ done
 run usage-json -- --json --mode fast
 expect_rc 1; expect_shape
 expect_json '"status":"usage"'
-expect_err "invalid --mode 'fast': use check, comm or bandwidth"
+expect_err "invalid --mode 'fast': use check, comm, bandwidth or fabric"
 
 run help -- --help
 expect_rc 0

@@ -184,6 +184,8 @@ static void test_warmup_modes(void **state)
 		{ "comm,fresh", SN_WARMUP_MODE_COMM, false, true },
 		{ "fresh,verbose", SN_WARMUP_MODE_UNSET, true, true },
 		{ "FRESH", SN_WARMUP_MODE_UNSET, false, true },
+		{ "fabric", SN_WARMUP_MODE_FABRIC, false, false },
+		{ "Fabric,verbose,fresh", SN_WARMUP_MODE_FABRIC, true, true },
 	};
 	struct sn_warmup_request req;
 	struct sn_error err = { "" };
@@ -202,8 +204,9 @@ static void test_warmup_modes(void **state)
 static void test_warmup_errors(void **state)
 {
 	static const struct bad_case cases[] = {
-		{ "fast", "--nccl-warmup: unknown word \"fast\": use one of off, check, comm, bandwidth, optionally followed by \",verbose\" and/or \",fresh\"" },
+		{ "fast", "--nccl-warmup: unknown word \"fast\": use one of off, check, comm, bandwidth, fabric, optionally followed by \",verbose\" and/or \",fresh\"" },
 		{ "comm,bandwidth", "two modes, \"comm\" and \"bandwidth\"" },
+		{ "fabric,comm", "two modes, \"fabric\" and \"comm\": give one of off, check, comm, bandwidth, fabric" },
 		{ "comm,", "empty word" },
 		{ ",comm", "empty word" },
 		{ "comm,,verbose", "empty word" },

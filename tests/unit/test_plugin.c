@@ -692,6 +692,162 @@ static void warmup_off_runs_nothing(void **state)
 	assert_int_equal(mock_spank()->n_errors, 0);
 }
 
+#define assert_contains(hay, needle) assert_non_null(strstr((hay), (needle)))
+#define assert_not_contains(hay, needle) assert_null(strstr((hay), (needle)))
+
+/* A step of NNODES nodes on node NODE_ID: run_warmup_step's fabric form. */
+static int run_fabric_step(struct fixture *fx, char *const *env,
+			   const char *value, const char *extra_arg,
+			   uint32_t step_id, uint32_t node_id, uint32_t nnodes)
+{
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, extra_arg), 0);
+	mock_spank()->ids.uid = getuid();
+	mock_spank()->ids.gid = getgid();
+	mock_spank()->ids.step_id = step_id;
+	mock_spank()->ids.node_id = node_id;
+	mock_spank()->ids.nnodes = nnodes;
+	assert_int_equal(sn_option_warmup(&fx->p, value, 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	return sn_step_task_init(&fx->p, sp);
+}
+
+/* The helper's last command line, one space after each argument. */
+static void read_args(struct fixture *fx, char *args, size_t len)
+{
+	char path[192];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/args", fx->dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(args, 1, len - 1, f);
+	args[n] = '\0';
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (args[i] == '\n')
+			args[i] = ' ';
+}
+
+/* Runs a passing step 7 (run_fabric_step); its helper's argv in ARGS. */
+static void fabric_args(struct fixture *fx, char *const *env,
+			const char *value, const char *extra_arg,
+			uint32_t node_id, uint32_t nnodes, char *args, size_t len)
+{
+	assert_int_equal(run_fabric_step(fx, env, value, extra_arg, 7, node_id,
+					 nnodes), 0);
+	sn_plugin_fini(&fx->p);
+	read_args(fx, args, len);
+}
+
+static void warmup_fabric_passes_the_step(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1",
+			"SLURM_STEP_NODELIST=n[1-3]", NULL };
+	char *env_no_list[] = { "CUDA_VISIBLE_DEVICES=0,1", NULL };
+	char body[512], args[2048], path[512], host[256], argsfile[192];
+	bool root = geteuid() == 0;
+	int runs;
+
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	snprintf(body, sizeof(body),
+		 "echo run >> %s/runs; printf '%%s\\n' \"$@\" > %s/args; "
+		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
+		 fx->dir, fx->dir);
+	write_helper(fx, body);
+	fabric_args(fx, env, "fabric", "fabric_ports=31000-31009", 1, 3, args,
+		    sizeof(args));
+	assert_contains(args, "--mode fabric ");
+	assert_contains(args, " --job-id 42 --step-id 7 --node-index 1 --nodes 3 --nodelist n[1-3] --fabric-ports 31000-31009 --fabric-transport any ");
+
+	/* The site's transport policy; the default port range. */
+	fabric_args(fx, env, "fabric", "fabric_transport=no-socket", 0, 3, args,
+		    sizeof(args));
+	assert_contains(args, " --node-index 0 --nodes 3 ");
+	assert_contains(args, " --fabric-ports 29400-29499 --fabric-transport no-socket ");
+	assert_not_contains(args, "--min-busbw");
+
+	/* The inter-node floor, timed with warmup_bytes; never the
+	 * bandwidth mode's warmup_min_busbw. */
+	fabric_args(fx, env, "fabric", "fabric_min_busbw=12.5", 0, 3, args,
+		    sizeof(args));
+	assert_contains(args, " --bytes 67108864 --min-busbw 12.5 ");
+	fabric_args(fx, env, "fabric", "warmup_min_busbw=300", 0, 3, args,
+		    sizeof(args));
+	assert_not_contains(args, "--min-busbw");
+	/* Plain decimal, as the helper's parser wants it (no exponent). */
+	fabric_args(fx, env, "fabric", "fabric_min_busbw=0.00001", 0, 3, args,
+		    sizeof(args));
+	assert_contains(args, " --min-busbw 0.00001 ");
+	fabric_args(fx, env, "fabric", "fabric_min_busbw=100000", 0, 3, args,
+		    sizeof(args));
+	assert_contains(args, " --min-busbw 100000 ");
+
+	/* Never reused: a fabric pass, nor a comm pass for a fabric step
+	 * (even as root, where records are kept); the fabric pass leaves
+	 * the comm pass usable (root). */
+	runs = helper_runs(fx);
+	fabric_args(fx, env, "comm", NULL, 0, 3, args, sizeof(args));
+	assert_not_contains(args, "--nodelist");
+	assert_not_contains(args, "--fabric-ports");
+	fabric_args(fx, env, "fabric", NULL, 0, 3, args, sizeof(args));
+	assert_int_equal(helper_runs(fx), runs + 2);
+	fabric_args(fx, env, "check", NULL, 0, 3, args, sizeof(args));
+	assert_int_equal(helper_runs(fx), runs + (root ? 2 : 3));
+	fabric_args(fx, env, "fabric", NULL, 0, 3, args, sizeof(args));
+	assert_int_equal(helper_runs(fx), runs + (root ? 3 : 4));
+
+	/* The site default mode applies to a bare --nccl-warmup. */
+	fabric_args(fx, env, NULL, "warmup_mode=fabric", 2, 3, args,
+		    sizeof(args));
+	assert_contains(args, "--mode fabric ");
+	assert_contains(args, " --node-index 2 --nodes 3 ");
+
+	/* A one-node step, and the batch step (no step node list): the
+	 * node by itself. */
+	snprintf(path, sizeof(path), " --node-index 0 --nodes 1 --nodelist %s ",
+		 host);
+	fabric_args(fx, env_no_list, "fabric", NULL, 0, 1, args, sizeof(args));
+	assert_contains(args, path);
+	snprintf(argsfile, sizeof(argsfile), "%s/args", fx->dir);
+	unlink(argsfile);	/* the batch step's own run writes it again */
+	assert_int_equal(run_fabric_step(fx, env_no_list, "fabric", NULL,
+					 SLURM_BATCH_SCRIPT, 0, 3), 0);
+	sn_plugin_fini(&fx->p);
+	read_args(fx, args, sizeof(args));
+	assert_contains(args, path);
+
+	/* Below the inter-node floor: the network's hint, not NVLink's. */
+	write_helper(fx, "echo '{\"version\":1,\"status\":\"low_bandwidth\","
+			 "\"exit_code\":7,\"message\":\"inter-node all-reduce "
+			 "bus bandwidth 7.1 GB/s is below the floor of 10 GB/s\"}'; exit 7");
+	assert_int_equal(run_fabric_step(fx, env, "fabric", NULL, 7, 0, 3), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"7.1 GB/s is below the floor of 10 GB/s. the network between the step's nodes"));
+	assert_false(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				 "NVLink"));
+	sn_plugin_fini(&fx->p);
+	write_helper(fx, body);
+
+	/* No node list in a step of several nodes: the step fails, saying
+	 * what is missing, and the helper does not run. */
+	runs = helper_runs(fx);
+	assert_int_equal(run_fabric_step(fx, env_no_list, "fabric", NULL, 7, 0,
+					 3), -1);
+	assert_int_equal(helper_runs(fx), runs);
+	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"the job environment has no SLURM_STEP_NODELIST"));
+	snprintf(path, sizeof(path), "%s/runs", fx->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/args", fx->dir);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +879,7 @@ int main(void)
 		T(warmup_crash_is_reported),
 		T(warmup_missing_helper_is_reported),
 		T(warmup_off_runs_nothing),
+		T(warmup_fabric_passes_the_step),
 #undef T
 	};
 

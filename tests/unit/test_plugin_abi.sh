@@ -32,11 +32,13 @@ if echo "$exports" | grep -qE '^slurm_spank_job_(prolog|epilog)$'; then
 	fail=1
 fi
 # What only nccl-warmup uses (src/core/libcore_helper.la: bus IDs, UUIDs,
-# host lists, fabric messages) and what only the admin tools use
-# (libcore_report.la: reading records back) must not be carried by the
-# plugin.  (The JSON writer is shared: slurmstepd writes fleet records.)
+# host lists, fabric addresses and messages) and what only the admin tools
+# use (libcore_report.la: reading records back) must not be carried by the
+# plugin.  (The JSON writer is shared: slurmstepd writes fleet records.
+# sn_port_range_parse is shared too, deliberately: the plugin checks
+# plugstack.conf's fabric_ports= at load, helper_protocol.c.)
 helper_only=$(nm "$so" | awk '{print $NF}' |
-	grep -E '^(sn_busid_|sn_uuid_|sn_hostlist_|sn_fabric_|sn_port_range_|sn_json_parse|sn_record_read)' || true)
+	grep -E '^(sn_busid_|sn_uuid_|sn_hostlist_|sn_fabric_|sn_json_parse|sn_record_read)' || true)
 if [ -n "$helper_only" ]; then
 	echo "FAIL: helper-only code linked into spank_nccl.so: $helper_only" >&2
 	fail=1

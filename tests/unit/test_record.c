@@ -159,6 +159,50 @@ static void test_classes(void **state)
 			    "low_bandwidth");
 	for (int c = 0; c < SN_CLASS_COUNT; c++)
 		assert_non_null(sn_record_class_name(c));
+	/* Fabric: another node at fault is not this node's failure. */
+	assert_int_equal(sn_record_class_of_exit(SN_WARMUP_PEER_FAILED),
+			 SN_CLASS_PEER_FAILED);
+	assert_int_equal(sn_record_class_of_exit(SN_WARMUP_TRANSPORT),
+			 SN_CLASS_TRANSPORT);
+	assert_string_equal(sn_record_class_name(SN_CLASS_PEER_FAILED),
+			    "peer_failed");
+	assert_string_equal(sn_record_class_name(SN_CLASS_TRANSPORT),
+			    "transport");
+	assert_false(sn_record_class_is_own_fault("peer_failed"));
+	assert_true(sn_record_class_is_own_fault("transport"));
+	assert_true(sn_record_class_is_own_fault("nccl_error"));
+}
+
+/* A fabric run's record carries the transport and the node at fault. */
+static void test_fabric_record(void **state)
+{
+	static const char text[] =
+		"{\"version\":1,\"status\":\"peer_failed\",\"exit_code\":10,"
+		"\"mode\":\"fabric\",\"transport\":\"NET/IB\","
+		"\"fabric\":{\"blame_index\":2,\"blame_node\":\"n3\\\"x\"}}";
+	struct sn_warmup_result res;
+	struct sn_record r;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(sn_warmup_result_parse(text, strlen(text), &res, &err),
+			 0);
+	fill(&r, &res);
+	snprintf(r.mode, sizeof(r.mode), "fabric");
+	r.pass = false;
+	r.class = SN_CLASS_PEER_FAILED;
+	r.exit_code = 10;
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_true(len > 0);
+	assert_non_null(strstr(line, "\"class\":\"peer_failed\""));
+	assert_non_null(strstr(line, "\"transport\":\"NET/IB\""));
+	assert_non_null(strstr(line, "\"blame_node\":\"n3\\\"x\""));
+	assert_int_equal(sn_record_read(line, len, &doc, &view, &err), 0);
+	assert_string_equal(view.class, "peer_failed");
+	/* Other modes: null. */
+	res.blame_node[0] = '\0';
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "\"blame_node\":null"));
 }
 
 #define REJECT(text, why) do { \
@@ -265,6 +309,20 @@ static void test_prom_state(void **state)
 	assert_true(back.failures[SN_CLASS_TIMEOUT] == 2);
 	assert_true(back.failures[SN_CLASS_CRASH] == 0);
 	assert_true(back.busbw_bytes < 0);
+	/* A fabric warmup's busbw is the network's: not the node's gauge. */
+	{
+		struct sn_warmup_result res;
+
+		memset(&res, 0, sizeof(res));
+		res.busbw_gbps = 12.5;
+		fill(&r, &res);
+		snprintf(r.mode, sizeof(r.mode), "fabric");
+		sn_prom_state_add(&st, &r);
+		assert_true(st.busbw_bytes < 0);
+		snprintf(r.mode, sizeof(r.mode), "bandwidth");
+		sn_prom_state_add(&st, &r);
+		assert_true(st.busbw_bytes == 12.5e9);
+	}
 	/* A damaged known line restarts the counters (a counter reset). */
 	assert_int_equal(sn_prom_state_parse(
 		"spank_nccl_warmup_passes_total 7\nspank_nccl_warmup_failures_total{class=\"nope\"} 1\n",
@@ -407,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_fabric_record),
 		cmocka_unit_test(test_reader_rejects),
 		cmocka_unit_test(test_prom_render),
 		cmocka_unit_test(test_prom_state),

@@ -73,6 +73,25 @@ echo "$svg" | grep -q '^<g class="node outlier"><title>a4 (8xNVIDIA H100): outli
 	bad "svg outlier a4"
 echo "$svg" | tail -n1 | grep -q '</svg>$' || bad "svg end"
 
+# A fabric warmup that c2 broke: c1's record (peer_failed, blaming c2)
+# is not a failure of c1; c2's own record is c2's.
+f2=$dir/fabric.jsonl
+{
+	rec 1 c1 pass ok 2 "NVIDIA H200" null 1000
+	rec 2 c1 fail peer_failed 2 "NVIDIA H200" null 1000 "fabric warmup: node c2 (index 1 of 2) failed"
+	rec 2 c2 fail nccl_error 2 "NVIDIA H200" null 1000 "NCCL init failed"
+	# A fabric pass: its busbw is the network's, its time includes the
+	# wait for the other nodes; neither is the node's.
+	rec 3 c1 pass ok 2 "NVIDIA H200" 5 9000 |
+		sed 's/"verdict"/"mode":"fabric","verdict"/'
+} >"$f2"
+out=$("$report" "$f2" 2>/dev/null)
+echo "$out" | grep -Eq '^c1 +2xNVIDIA H200 +3 +2 +0 +- +- +1\.00 ' || bad "c1 counted c2's fault or the fabric run's numbers: $out"
+echo "$out" | grep -Eq '^c2 .* nccl_error: NCCL init failed$' || bad "c2 last failure"
+json=$("$report" --json "$f2" 2>/dev/null)
+echo "$json" | grep -q '"node":"c1",[^}]*"runs":3,"passes":2,"failures":0,"reused":0,"peer_failed":1,"last_failure_class":null' ||
+	bad "json c1 peer_failed: $json"
+
 : >"$dir/empty"
 "$report" "$dir/empty" >/dev/null 2>&1
 [ $? -eq 1 ] || bad "empty input: exit not 1"

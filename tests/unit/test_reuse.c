@@ -227,6 +227,15 @@ static void test_record_usable(void **state)
 	assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_CHECK, SN_WARMUP_MODE_COMM));
 	assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_OFF, SN_WARMUP_MODE_OFF));
 	assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_COMM, SN_WARMUP_MODE_UNSET));
+	/* A fabric pass is never reused, and nothing stands in for one. */
+	for (int m = SN_WARMUP_MODE_OFF; m <= SN_WARMUP_MODE_FABRIC; m++) {
+		assert_false(sn_reuse_mode_covers(SN_WARMUP_MODE_FABRIC, m));
+		assert_false(sn_reuse_mode_covers(m, SN_WARMUP_MODE_FABRIC));
+	}
+	have.mode = SN_WARMUP_MODE_FABRIC;
+	want.mode = SN_WARMUP_MODE_CHECK;
+	assert_int_equal(sn_reuse_record_usable(&have, &want, &err), -1);
+	assert_contains(err.msg, "fabric mode passed, check asked for");
 }
 
 static void test_stat_trusted(void **state)

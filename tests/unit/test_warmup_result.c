@@ -99,6 +99,34 @@ static void test_unknown_keys_skipped(void **state)
 	assert_true(res.total_ms == 5);
 }
 
+/* Mode fabric: only "fabric.blame_node" is read, for the fleet record. */
+static void test_fabric_blame(void **state)
+{
+	assert_int_equal(parse("{\"version\":1,\"status\":\"peer_failed\","
+			       "\"exit_code\":10,\"mode\":\"fabric\","
+			       "\"transport\":\"NET/Socket\",\"fabric\":{\"nodes\":3,"
+			       "\"node_index\":0,\"ranks\":6,\"rank_base\":0,"
+			       "\"comm_id\":null,\"blame_index\":1,"
+			       "\"blame_node\":\"n2\"}}"), 0);
+	assert_string_equal(res.blame_node, "n2");
+	assert_string_equal(res.transport, "NET/Socket");
+	assert_int_equal(parse("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+			       "\"fabric\":{\"blame_node\":null,\"ranks\":6}}"), 0);
+	assert_string_equal(res.blame_node, "");
+	assert_int_equal(parse("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+			       "\"fabric\":null}"), 0);
+	assert_string_equal(res.blame_node, "");
+	assert_rejects("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		       "\"fabric\":{\"blame_node\":1}}", "expected");
+	assert_rejects("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		       "\"fabric\":{\"blame_node\":\"a\",\"blame_node\":\"b\"}}",
+		       "duplicate key \"blame_node\"");
+	assert_rejects("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		       "\"fabric\":{},\"fabric\":{}}", "duplicate key \"fabric\"");
+	assert_rejects("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		       "\"fabric\":[]}", "expected '{'");
+}
+
 static void test_escapes(void **state)
 {
 	assert_int_equal(parse("{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
@@ -378,6 +406,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_helper_output),
+		cmocka_unit_test(test_fabric_blame),
 		cmocka_unit_test(test_failure_and_bandwidth),
 		cmocka_unit_test(test_minimal_and_whitespace),
 		cmocka_unit_test(test_unknown_keys_skipped),

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-warmup --mode fabric: one NCCL communicator over every GPU of
+ * every node of the step, run once on each node.
+ *
+ *   1. the node-local checks of comm mode (GPUs, PCI bus IDs, NCCL,
+ *      contexts);
+ *   2. join the step's coordination (fabric_coord.h) on node index 0,
+ *      which hands out the rank base and the NCCL bootstrap port, or
+ *      names the node at fault;
+ *   3. NCCL_COMM_ID=<root>:<port> for this process, so every node's
+ *      ncclGetUniqueId yields the same id, and one ncclCommInitRankConfig
+ *      per local GPU inside one group (comm.c);
+ *   4. the network NCCL chose, from its own INFO log (a private memfd
+ *      named by NCCL_DEBUG_FILE), against --fabric-transport;
+ *   5. the verified collectives (and the busbw floor) over it;
+ *   6. the verdict through the coordination: the node at fault exits with
+ *      its own code, every other node with SN_WARMUP_PEER_FAILED naming it.
+ *
+ * One deadline (--timeout) covers it all: the coordination's waits end
+ * there, NCCL's are polled against it (comm.c), the watchdog ends a call
+ * that never returns.  The helper is its own process: what it sets in its
+ * environment (NCCL_COMM_ID, NCCL_DEBUG*) never reaches the job.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bandwidth.h"
+#include "comm.h"
+#include "fabric_coord.h"
+#include "nccl_loader.h"
+#include "warmup.h"
+
+/* What NCCL's log of one init can take; the transport is near its top. */
+#define NCCL_LOG_MAX (1 << 20)
+
+struct fabric_run {
+	struct fabric_plan plan;
+	struct fabric_coord coord;
+	bool joined;		/* coord is open */
+	int log_fd;		/* NCCL_DEBUG_FILE's memfd, or -1 */
+	double watched;		/* wu_now() of the last look at the others */
+};
+
+/* Node INDEX's name, from the step's node list. */
+static void node_name(const struct wu_run *run, unsigned int index, char *out,
+		      size_t len)
+{
+	struct sn_error e;
+
+	if (index == run->opt.step.node_index)
+		snprintf(out, len, "%s", run->opt.node);
+	else if (sn_hostlist_nth(run->opt.step.nodelist, index, out, len, &e) < 0)
+		snprintf(out, len, "index %u", index);
+}
+
+/*
+ * The step's verdict OUT, for this node whose own result is OWN_CODE:
+ * the node at fault keeps its own code and message; every other node
+ * fails with SN_WARMUP_PEER_FAILED, its message naming that node.
+ */
+static int apply_verdict(struct wu_run *run, const struct fabric_outcome *out,
+			 int own_code)
+{
+	struct wu_fabric *f = &run->fabric;
+	char name[SN_HOSTNAME_MAX];
+
+	if (!out->status || out->blame == SN_FABRIC_NO_BLAME)
+		return own_code;
+	node_name(run, out->blame, name, sizeof(name));
+	pthread_mutex_lock(&run->lock);
+	f->blamed = true;
+	f->blame_index = out->blame;
+	snprintf(f->blame_node, sizeof(f->blame_node), "%s", name);
+	pthread_mutex_unlock(&run->lock);
+	if (out->blame == run->opt.step.node_index)
+		return own_code && own_code != SN_WARMUP_PEER_FAILED ?
+		       own_code : (int)out->status;
+	/*
+	 * This node's own failure stays its verdict (a check of its own, its
+	 * NCCL error, the transport it saw); stopping or timing out while
+	 * another node failed is that node's fault.
+	 */
+	if (own_code && own_code != SN_WARMUP_PEER_FAILED &&
+	    own_code != SN_WARMUP_TIMEOUT)
+		return own_code;
+	return wu_fail(run, SN_WARMUP_PEER_FAILED,
+		       "fabric warmup: node %s (index %u of %u) %s", name,
+		       out->blame, run->opt.step.nodes, out->text);
+}
+
+/* comm.c polls this while NCCL runs: has another node failed? */
+static int peer_failed(struct wu_run *run)
+{
+	struct fabric_run *fr = run->fabric.coord;
+	struct fabric_outcome out;
+
+	/* Every 2 ms at most: the root looks at every node's socket. */
+	if (!fr || !fr->joined || wu_now() - fr->watched < 0.002)
+		return 0;
+	fr->watched = wu_now();
+	if (!fabric_coord_watch(&fr->coord, &out))
+		return 0;
+	return apply_verdict(run, &out, SN_WARMUP_PEER_FAILED);
+}
+
+/*
+ * NCCL's INFO log, for the transport it chose, into a memfd of this
+ * process: NCCL fopen()s NCCL_DEBUG_FILE ("/proc/self/fd/N" reopens the
+ * memfd) at its first log line and writes it line-buffered, so nothing
+ * reaches the job's stdout/stderr and nothing is left on disk.  INIT,NET
+ * keeps it to the lines that say which network (src/init.cc "Using
+ * network", src/plugin/net.cc "NET/Plugin: Loaded net plugin").  NCCL
+ * reads NCCL_DEBUG at its first log call, after this.
+ */
+static void log_to_memfd(struct fabric_run *fr)
+{
+	char path[64];
+
+	fr->log_fd = memfd_create("nccl-warmup-nccl-log", MFD_CLOEXEC);
+	if (fr->log_fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fr->log_fd);
+	setenv("NCCL_DEBUG_FILE", path, 1);
+	setenv("NCCL_DEBUG", "INFO", 1);
+	setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
+}
+
+/* The network NCCL chose into run->transport ("" if its log says not). */
+static void read_transport(struct wu_run *run, struct fabric_run *fr)
+{
+	char transport[SN_TRANSPORT_MAX];
+	char *log;
+	ssize_t n;
+
+	if (fr->log_fd < 0)
+		return;
+	log = malloc(NCCL_LOG_MAX);
+	if (!log)
+		return;
+	n = pread(fr->log_fd, log, NCCL_LOG_MAX, 0);
+	if (n > 0 && sn_nccl_transport(log, (size_t)n, transport,
+				       sizeof(transport)) == 0) {
+		pthread_mutex_lock(&run->lock);
+		snprintf(run->transport, sizeof(run->transport), "%s", transport);
+		pthread_mutex_unlock(&run->lock);
+	}
+	free(log);
+}
+
+/* --fabric-transport no-socket: sockets between the nodes fail here. */
+static int check_transport(struct wu_run *run)
+{
+	if (!run->opt.refuse_socket || run->opt.step.nodes < 2)
+		return SN_WARMUP_OK;
+	if (!run->transport[0]) {
+		wu_note(run, "NCCL's log did not name its network: fabric_transport=no-socket not checked");
+		return SN_WARMUP_OK;
+	}
+	if (strcmp(run->transport, "NET/Socket") != 0)
+		return SN_WARMUP_OK;
+	return wu_fail(run, SN_WARMUP_TRANSPORT,
+		       "NCCL chose NET/Socket (TCP) between the nodes, which fabric_transport=no-socket refuses: its InfiniBand/RoCE or net plugin did not load or found no device; check NCCL_NET, NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the net plugin (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET)");
+}
+
+/* The node-local checks of comm mode; 0 or the node's own exit code. */
+static int local_checks(struct wu_run *run, struct wu_cu *cu,
+			struct wu_nccl *nccl)
+{
+	int code = wu_gpus_enumerate(run, cu);
+
+	if (!code)
+		code = wu_gpus_check_duplicates(run);
+	if (!code)
+		code = wu_nccl_load(run, nccl);
+	/* One process cannot use several MIG instances in one communicator
+	 * (no peer-to-peer); comm mode notes it, the step's cannot. */
+	if (!code && run->n_gpus > 1 && sn_busid_any_mig(run->gpus, run->n_gpus))
+		code = wu_fail(run, SN_WARMUP_NCCL_ERROR,
+			       "%zu MIG instances in one process: NCCL cannot build a communicator over them (no peer-to-peer between MIG instances); give the step one MIG instance per task, or use --nccl-warmup=check",
+			       run->n_gpus);
+	if (!code)
+		code = wu_gpus_create_contexts(run, cu);
+	return code;
+}
+
+/* The plan of this node's coordination, from the step options. */
+static int make_plan(struct wu_run *run, struct fabric_plan *p)
+{
+	const struct wu_step *st = &run->opt.step;
+	size_t size = (size_t)st->ports.hi - st->ports.lo + 1;
+	char first[SN_HOSTNAME_MAX];
+	struct sn_error e;
+
+	memset(p, 0, sizeof(*p));
+	p->jobid = st->job_id;
+	p->stepid = st->step_id;
+	p->index = st->node_index;
+	p->nodes = st->nodes;
+	p->gpus = (uint32_t)run->n_gpus;
+	snprintf(p->node, sizeof(p->node), "%s", run->opt.node);
+	p->nodelist = st->nodelist;
+	p->ports = st->ports;
+	/* Candidates for the coordinator, then the NCCL port after it. */
+	p->attempts = size < FABRIC_ATTEMPTS_DEFAULT ? (unsigned int)size :
+		      FABRIC_ATTEMPTS_DEFAULT;
+	if (run->opt.fabric_root[0]) {
+		snprintf(p->root_addr, sizeof(p->root_addr), "%s",
+			 run->opt.fabric_root);
+		return SN_WARMUP_OK;
+	}
+	if (sn_hostlist_nth(st->nodelist, 0, first, sizeof(first), &e) < 0 ||
+	    fabric_resolve(first, false, p->root_addr, sizeof(p->root_addr),
+			   &e) < 0)
+		return wu_fail(run, SN_WARMUP_INTERNAL,
+			       "fabric warmup: %s", e.msg);
+	return SN_WARMUP_OK;
+}
+
+/* Join; on GO, NCCL_COMM_ID and the ranks.  0, or the exit code. */
+static int join(struct wu_run *run, struct fabric_run *fr, int local)
+{
+	struct wu_fabric *f = &run->fabric;
+	struct fabric_outcome out;
+	struct fabric_go go;
+	struct sn_error e = { .msg = "" };
+	int r;
+
+	wu_doing(run, "fabric warmup: joining the step's nodes");
+	r = fabric_coord_join(&fr->coord, &fr->plan, (uint32_t)local,
+			      local ? run->message : "",
+			      (int64_t)(run->deadline * 1e3), &go, &out, &e);
+	fr->joined = true;
+	if (r != 0) {
+		if (local)
+			return apply_verdict(run, &out, local);
+		if (r < 0 && out.blame == fr->plan.index)
+			return wu_fail(run, (int)out.status, "fabric warmup: %s",
+				       e.msg);
+		return apply_verdict(run, &out, SN_WARMUP_PEER_FAILED);
+	}
+	pthread_mutex_lock(&run->lock);
+	f->nranks = (int)go.nranks;
+	f->rank_base = (int)go.rank_base;
+	r = sn_fabric_comm_id(f->comm_id, sizeof(f->comm_id),
+			      fr->plan.root_addr, go.port, &e);
+	pthread_mutex_unlock(&run->lock);
+	if (r < 0)
+		return wu_fail(run, SN_WARMUP_INTERNAL, "fabric warmup: %s",
+			       e.msg);
+	/* This process only: rank 0's init listens there, the rest connect. */
+	setenv("NCCL_COMM_ID", f->comm_id, 1);
+	return SN_WARMUP_OK;
+}
+
+/* Init, transport, collectives, floor: this node's own result. */
+static int run_nccl(struct wu_run *run, struct fabric_run *fr,
+		    struct wu_comm *comm)
+{
+	int code = wu_comm_init(run, comm);
+
+	read_transport(run, fr);
+	if (!code)
+		code = check_transport(run);
+	if (!code)
+		code = wu_collectives(run, comm);
+	if (!code && run->opt.min_busbw_gbps > 0)
+		code = wu_bandwidth(run, comm);
+	return code;
+}
+
+int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
+{
+	struct fabric_run fr = { .log_fd = -1 };
+	struct fabric_outcome out;
+	struct wu_comm comm;
+	struct wu_nccl nccl;
+	struct sn_error e = { .msg = "" };
+	int code, local;
+
+	pthread_mutex_lock(&run->lock);
+	run->fabric.active = true;
+	run->fabric.coord = &fr;
+	pthread_mutex_unlock(&run->lock);
+	log_to_memfd(&fr);
+	local = local_checks(run, cu, &nccl);
+	/* One node: comm over its GPUs, nothing to coordinate. */
+	if (run->opt.step.nodes == 1) {
+		if (local)
+			return local;
+		pthread_mutex_lock(&run->lock);
+		run->fabric.nranks = (int)run->n_gpus;
+		pthread_mutex_unlock(&run->lock);
+		wu_comm_local_only();
+		code = run_nccl(run, &fr, &comm);
+		return wu_comm_end(run, &comm, code);
+	}
+	code = make_plan(run, &fr.plan);
+	if (code)
+		return code;
+	code = join(run, &fr, local);
+	if (code) {
+		fabric_coord_close(&fr.coord);
+		return code;
+	}
+	run->fabric.peer_failed = peer_failed;
+	code = run_nccl(run, &fr, &comm);
+	run->fabric.peer_failed = NULL;
+	/*
+	 * The verdict before the teardown: a node that failed reports it
+	 * while the others may still wait in NCCL for it, and they stop at
+	 * once (fabric_coord_watch) instead of at the deadline.
+	 */
+	wu_doing(run, "fabric warmup: the step's verdict");
+	if (fabric_coord_finish(&fr.coord, (uint32_t)code,
+				run->busbw_measured ? run->busbw_gbps : 0,
+				code ? run->message : "",
+				(int64_t)(run->deadline * 1e3), &out, &e) < 0) {
+		if (!code)
+			code = wu_fail(run, SN_WARMUP_TIMEOUT,
+				       "fabric warmup: %s", e.msg);
+	} else {
+		code = apply_verdict(run, &out, code);
+	}
+	fabric_coord_close(&fr.coord);
+	fr.joined = false;
+	return wu_comm_end(run, &comm, code);
+}
