@@ -401,8 +401,11 @@ sn__start_slurmd() {
 		# The cluster directory is a shared mount (sn__share_dir) and
 		# the namespace its slave: what a test mounts under it later
 		# (fleet.bats' read-only sink) reaches the nodes.
-		nsenter --net="/run/netns/$ns" unshare --uts --mount \
-			--propagation slave \
+		# lowns.sh: that namespace older than the job containers
+		# slurmd creates in it (contain_spank).
+		nsenter --net="/run/netns/$ns" \
+			bash "$SN_CLUSTER_LIB_DIR/lowns.sh" --uts --mount \
+			--propagation slave -- \
 			sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else

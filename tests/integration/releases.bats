@@ -134,3 +134,17 @@ assert_batch_profile_since() {
 			sn_fail "no job container configured, yet the tasks run in $task_ns, slurmd in $slurmd_ns" ;;
 	esac
 }
+
+# job_container/tmpfs keeps each job's mount namespace by bind-mounting
+# it from slurmd's namespace, which the kernel refuses (EINVAL) unless
+# slurmd's is older by id; on kernels that number namespaces per CPU a
+# namespace made later can be "older" (tests/cluster/lowns.sh).  The
+# cluster's slurmd runs in the host's namespace, a release root's or a
+# netns node's: each must be older than any made now, or contain_spank
+# jobs fail at random ("Nodes n1 are still not ready").
+@test "releases: slurmd's mount namespace is older than any made after it (job containers can keep theirs)" {
+	local pid
+	pid=$(cat "$SN_CLUSTER_DIR/run/slurmd-n1.pid")
+	run bash "$SN_TESTS_DIR/../cluster/lowns.sh" --check "$pid"
+	sn_assert_status 0
+}
