@@ -522,21 +522,15 @@ sn__kill_pidfile() {
 	rm -f "$pidfile"
 }
 
-# slurmstepd processes of this cluster: they keep the node's log file
-# under the cluster directory open.
-sn__our_stepds() {
-	local p fd
-	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-		for fd in "$p"/fd/*; do
-			case $(readlink "$fd" 2>/dev/null) in
-			"$SN_CLUSTER_DIR"/*)
-				basename "$p"
-				break
-				;;
-			esac
-		done
-	done
+# slurmstepd processes of this cluster (not of another cluster on the
+# same machine, whose job ids are the same small numbers): they keep the
+# node's log file under the cluster directory open.  Two processes
+# whatever the number of steps: load.bats polls this.
+sn_cluster_stepds() {
+	grep -lx slurmstepd /proc/[0-9]*/comm 2>/dev/null |
+		sed 's|/comm$|/fd|' |
+		xargs -r sh -c 'find "$@" -maxdepth 1 -lname "$0/*" 2>/dev/null' \
+			"$SN_CLUSTER_DIR" | cut -d/ -f3 | sort -un
 }
 
 sn__cluster_stop() {
@@ -553,7 +547,7 @@ sn__cluster_stop() {
 		[ -e "$f" ] || continue
 		sn__kill_pidfile "$f" slurmd
 	done
-	for pid in $(sn__our_stepds); do
+	for pid in $(sn_cluster_stepds); do
 		kill -KILL "$pid" 2>/dev/null
 	done
 	sn__kill_pidfile "$d/run/slurmctld.pid" slurmctld
