@@ -527,6 +527,7 @@ sn__kill_pidfile() {
 # node's log file under the cluster directory open.  Two processes
 # whatever the number of steps: load.bats polls this.
 sn_cluster_stepds() {
+	# shellcheck disable=SC2016
 	grep -lx slurmstepd /proc/[0-9]*/comm 2>/dev/null |
 		sed 's|/comm$|/fd|' |
 		xargs -r sh -c 'find "$@" -maxdepth 1 -lname "$0/*" 2>/dev/null' \
@@ -610,6 +611,28 @@ sn_timeout() {
 sn_as_user() {
 	(cd "$SN_CLUSTER_DIR/tmp" &&
 	 runuser -u "$SN_USER" -- env SLURM_CONF="$SLURM_CONF" "$@")
+}
+
+# sbatch --wait without its sleeps: sbatch checks the job 2 s, then 8 s,
+# then 32 s after submitting it (src/sbatch/sbatch.c _job_wait, 22.05 to
+# 26.05), so a job of one second costs 2 s and one of three 10 s.  This
+# submits with sbatch ARGS, prints sbatch's line, polls every 0.1 s until
+# the job has left the queue and exits as sbatch --wait does: the batch
+# script's exit code, 1 when a signal ended it; sbatch's own status when
+# it refused the job; 124 after SN_TIMEOUT seconds (as under timeout).
+sn_sbatch_wait() {
+	local id code sig tries=$((${SN_TIMEOUT:-30} * 10))
+	id=$(sn_timeout sbatch --parsable "$@" </dev/null) || return
+	id=${id%%;*}
+	echo "Submitted batch job $id"
+	while sn_timeout squeue -h -j "$id" 2>/dev/null | grep -q .; do
+		((tries-- > 0)) || return 124
+		sleep 0.1
+	done
+	read -r code sig < <(sn_timeout scontrol show job "$id" |
+		sed -n 's/.*[^a-zA-Z]ExitCode=\([0-9]*\):\([0-9]*\).*/\1 \2/p')
+	[ -n "$code" ] && [ "$sig" -eq 0 ] || return 1
+	return "$code"
 }
 
 # IDs of every job the controller knows (any state), one per line.

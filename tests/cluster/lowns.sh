@@ -116,10 +116,10 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	opts+=("$1")
 	shift
 done
-[ "${1:-}" = -- ] && [ $# -ge 2 ] || {
+if [ "${1:-}" != -- ] || [ $# -lt 2 ]; then
 	echo "usage: lowns.sh UNSHARE-OPTION... -- COMMAND [ARG...]" >&2
 	exit 2
-}
+fi
 shift
 if ! mntns_id /proc/self/ns/mnt >/dev/null; then
 	exec unshare "${opts[@]}" -- "$@"

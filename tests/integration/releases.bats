@@ -148,3 +148,23 @@ assert_batch_profile_since() {
 	run bash "$SN_TESTS_DIR/../cluster/lowns.sh" --check "$pid"
 	sn_assert_status 0
 }
+
+# The tests' sn_sbatch_wait (tests/cluster/cluster.sh) stands for sbatch
+# --wait without its 2-8-32 s polling: same exit code as this release's
+# sbatch --wait for a script that succeeds, fails, is killed by a signal,
+# and for a job sbatch refuses.
+@test "releases: sn_sbatch_wait exits as this release's sbatch --wait does" {
+	local s want got
+	for s in 'exit 0' 'exit 3' 'kill -9 $$'; do
+		printf '#!/bin/bash\n%s\n' "$s" >"$SN_CLUSTER_DIR/tmp/wait-$BATS_TEST_NUMBER.sh"
+		want=0 got=0
+		sn_sbatch --wait -o /dev/null "$SN_CLUSTER_DIR/tmp/wait-$BATS_TEST_NUMBER.sh" >/dev/null 2>&1 || want=$?
+		sn_sbatch_wait -o /dev/null "$SN_CLUSTER_DIR/tmp/wait-$BATS_TEST_NUMBER.sh" >/dev/null 2>&1 || got=$?
+		[ "$got" = "$want" ] || sn_fail "'$s': sn_sbatch_wait exit $got, sbatch --wait exit $want"
+	done
+	want=0 got=0
+	sn_sbatch --wait --gres=gpu:9 --wrap true >/dev/null 2>&1 || want=$?
+	sn_sbatch_wait --gres=gpu:9 --wrap true >/dev/null 2>&1 || got=$?
+	[ "$want" -ne 0 ] && [ "$got" = "$want" ] ||
+		sn_fail "refused job: sn_sbatch_wait exit $got, sbatch --wait exit $want"
+}
