@@ -328,64 +328,10 @@ sn__start_munge() {
 	}
 }
 
-sn__setup_netns() {
-	local i ns
-	if ! ip link show "$SN_BRIDGE" >/dev/null 2>&1; then
-		ip link add "$SN_BRIDGE" type bridge || return 1
-	fi
-	ip addr replace "$SN_NET_PREFIX.1/24" dev "$SN_BRIDGE" || return 1
-	ip link set "$SN_BRIDGE" up || return 1
-	for ((i = 1; i <= SN_NODES; i++)); do
-		ns=$(sn__netns_name "$i")
-		ip netns add "$ns" 2>/dev/null ||
-			[ -e "/run/netns/$ns" ] || return 1
-		if ! ip link show "snv$SN_NET_ID-$i" >/dev/null 2>&1; then
-			ip link add "snv$SN_NET_ID-$i" type veth \
-				peer name eth0 netns "$ns" || return 1
-		fi
-		ip link set "snv$SN_NET_ID-$i" master "$SN_BRIDGE" up ||
-			return 1
-		ip -n "$ns" addr replace "$(sn__node_addr "$i")/24" \
-			dev eth0 || return 1
-		ip -n "$ns" link set lo up || return 1
-		ip -n "$ns" link set eth0 up || return 1
-	done
-}
+# The bridge, the nodes' network namespaces, their hosts file.
+# shellcheck source=netns.sh
+source "$SN_CLUSTER_LIB_DIR/netns.sh"
 
-# The nodes' hosts file: the host's entries, then every node's address
-# (a name's first match wins, so the nodes' lines go first).
-sn__write_hosts() {
-	local i
-	{
-		for ((i = 1; i <= SN_NODES; i++)); do
-			echo "$(sn__node_addr "$i") n$i"
-		done
-		grep -v -E '(^|[[:space:]])n[0-9]+([[:space:]]|$)' /etc/hosts 2>/dev/null
-	} >"$SN_CLUSTER_DIR/etc/hosts"
-	chmod 0644 "$SN_CLUSTER_DIR/etc/hosts"
-}
-
-# The cluster directory as a shared mount point (on hosts where / is
-# private, as in many containers, nothing else would propagate).
-sn__share_dir() {
-	local d=$SN_CLUSTER_DIR
-	mountpoint -q "$d" || mount --bind "$d" "$d" || return 1
-	mount --make-shared "$d"
-}
-
-sn__teardown_netns() {
-	local i ns
-	for ((i = 1; i <= 64; i++)); do
-		ns=$(sn__netns_name "$i")
-		[ -e "/run/netns/$ns" ] || continue
-		ip netns del "$ns" 2>/dev/null
-	done
-	if ip link show "$SN_BRIDGE" >/dev/null 2>&1; then
-		ip link del "$SN_BRIDGE" 2>/dev/null
-	fi
-	# Deleting a namespace deletes its veth end and so the pair.
-	return 0
-}
 
 sn__start_slurmd() {
 	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns
@@ -596,49 +542,10 @@ sn_cluster_status() {
 	return $rc
 }
 
-# ---------------------------------------------------------------------
-# Helpers for tests.
+# Helpers for tests: sn_timeout, sn_as_user, sn_sbatch_wait ...
+# shellcheck source=testing.sh
+source "$SN_CLUSTER_LIB_DIR/testing.sh"
 
-# srun/sbatch/salloc/squeue under a deadline (seconds in SN_TIMEOUT,
-# default 30): an impossible request would otherwise wait forever.
-sn_timeout() {
-	timeout -k 5 "${SN_TIMEOUT:-30}" "$@"
-}
-
-# Runs a command as the unprivileged job user from a directory it can
-# use, keeping SLURM_CONF (and whatever else the caller exported with
-# `env`).
-sn_as_user() {
-	(cd "$SN_CLUSTER_DIR/tmp" &&
-	 runuser -u "$SN_USER" -- env SLURM_CONF="$SLURM_CONF" "$@")
-}
-
-# sbatch --wait without its sleeps: sbatch checks the job 2 s, then 8 s,
-# then 32 s after submitting it (src/sbatch/sbatch.c _job_wait, 22.05 to
-# 26.05), so a job of one second costs 2 s and one of three 10 s.  This
-# submits with sbatch ARGS, prints sbatch's line, polls every 0.1 s until
-# the job has left the queue and exits as sbatch --wait does: the batch
-# script's exit code, 1 when a signal ended it; sbatch's own status when
-# it refused the job; 124 after SN_TIMEOUT seconds (as under timeout).
-sn_sbatch_wait() {
-	local id code sig tries=$((${SN_TIMEOUT:-30} * 10))
-	id=$(sn_timeout sbatch --parsable "$@" </dev/null) || return
-	id=${id%%;*}
-	echo "Submitted batch job $id"
-	while sn_timeout squeue -h -j "$id" 2>/dev/null | grep -q .; do
-		((tries-- > 0)) || return 124
-		sleep 0.1
-	done
-	read -r code sig < <(sn_timeout scontrol show job "$id" |
-		sed -n 's/.*[^a-zA-Z]ExitCode=\([0-9]*\):\([0-9]*\).*/\1 \2/p')
-	[ -n "$code" ] && [ "$sig" -eq 0 ] || return 1
-	return "$code"
-}
-
-# IDs of every job the controller knows (any state), one per line.
-sn_all_job_ids() {
-	sn_timeout squeue -h -t all -o %i 2>/dev/null | sort -n
-}
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -uo pipefail

@@ -152,7 +152,7 @@ assert_batch_profile_since() {
 # The tests' sn_sbatch_wait (tests/cluster/cluster.sh) stands for sbatch
 # --wait without its 2-8-32 s polling: same exit code as this release's
 # sbatch --wait for a script that succeeds, fails, is killed by a signal,
-# and for a job sbatch refuses.
+# for a job sbatch refuses and for none submitted (--nccl-profile=list).
 @test "releases: sn_sbatch_wait exits as this release's sbatch --wait does" {
 	local s want got
 	for s in 'exit 0' 'exit 3' 'kill -9 $$'; do
@@ -167,4 +167,9 @@ assert_batch_profile_since() {
 	sn_sbatch_wait --gres=gpu:9 --wrap true >/dev/null 2>&1 || got=$?
 	[ "$want" -ne 0 ] && [ "$got" = "$want" ] ||
 		sn_fail "refused job: sn_sbatch_wait exit $got, sbatch --wait exit $want"
+	want=0 got=0
+	sn_sbatch --wait --nccl-profile=list --wrap true >/dev/null 2>&1 || want=$?
+	run sn_sbatch_wait --nccl-profile=list --wrap true
+	[ "$status" = "$want" ] && [[ $output == *quiet-logs* ]] ||
+		sn_fail "--nccl-profile=list: sn_sbatch_wait exit $status, sbatch --wait exit $want, or no list"
 }
