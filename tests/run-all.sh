@@ -34,9 +34,9 @@ skipped=0
 failures=()
 rel_lines=()
 
-# Where the time goes: each step's start ($SECONDS) and name; finish()
-# prints the durations, and release-suite.sh's times.txt the integration
-# files' (tests/ci.d/*.sh, the Slurm releases).
+# Where the time goes: each step's start ($SECONDS) and name, for
+# finish() to print each step's duration; a release's build and each of
+# its integration files come from release-suite.sh's times.txt.
 step_names=()
 step_starts=()
 step() {
