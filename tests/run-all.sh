@@ -34,10 +34,27 @@ skipped=0
 failures=()
 rel_lines=()
 
+# Where the time goes: each step's start ($SECONDS) and name, for
+# finish() to print each step's duration; a release's build and each of
+# its integration files come from release-suite.sh's times.txt.
+step_names=()
+step_starts=()
 step() {
 	check_dev_null
 	last_step=$*
+	step_names+=("$*")
+	step_starts+=("$SECONDS")
 	printf '\n==== %s\n' "$*"
+}
+
+print_times() {
+	local i end
+	echo "time per step (s):"
+	for i in "${!step_names[@]}"; do
+		end=${step_starts[$((i + 1))]:-$SECONDS}
+		printf '  %5d  %s\n' $((end - step_starts[i])) "${step_names[$i]}"
+	done
+	printf '  %5d  total\n' "$SECONDS"
 }
 
 # Every test cluster's fake GPUs are links to /dev/null: a suite that
@@ -59,6 +76,7 @@ fail_step() {
 finish() {
 	check_dev_null
 	echo
+	print_times
 	if [ ${#failures[@]} -gt 0 ]; then
 		echo "failures:"
 		printf '  %s\n' "${failures[@]}"
@@ -225,7 +243,7 @@ host_only_suites() {
 }
 
 for rel in $releases; do
-	p0=$passed f0=$failed s0=$skipped
+	p0=$passed f0=$failed s0=$skipped t0=$SECONDS
 	step "Slurm $rel ($(sn_release_suite "$rel" || echo 'unknown suite'))"
 	if [ "$rel" = "$host_rel" ]; then
 		build="$src/_build"
@@ -255,6 +273,10 @@ for rel in $releases; do
 		SN_RELEASE_IS_HOST=$([ "$rel" = "$host_rel" ] && echo 1 || echo 0) \
 			bash "$src/tests/release-suite.sh" "$build" "$results"
 		count_release "$rel" "$results"
+		if [ -f "$results/times.txt" ]; then
+			echo "time per part, Slurm $rel (s):"
+			sort -rn "$results/times.txt" | sed 's/^/  /'
+		fi
 		if [ "$rel" = "$host_rel" ]; then
 			host_only_suites "$build"
 		fi
@@ -262,7 +284,7 @@ for rel in $releases; do
 	line="Slurm $rel: $((passed - p0)) passed, $((failed - f0)) failed"
 	[ "$rel" != "$host_rel" ] || line="$line (host; with the release-independent suites)"
 	[ $((skipped - s0)) -eq 0 ] || line="$line, $((skipped - s0)) skipped"
-	rel_lines+=("$line")
+	rel_lines+=("$line [$(((SECONDS - t0 + 30) / 60)) min]")
 done
 
 finish

@@ -16,6 +16,8 @@
 #
 #   SN_BUILD_DIR     configured build tree (make dist runs there)
 #   DEB_BUILD_OPTIONS=nocheck   passed on: skips `make check` in the build
+#   SN_DEB_SUITES    integration files run against the installed package
+#                    (default "profiles warmup prolog")
 set -uo pipefail
 
 src=${SN_SRC_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -228,7 +230,7 @@ sn_cluster_stop >/dev/null 2>&1
 
 # Each bats file starts its own cluster (SN_INSTALLED=1: the installed
 # plugin, helper, profile file and Prolog; fake GPUs from the build tree).
-for f in profiles warmup prolog; do
+for f in ${SN_DEB_SUITES:-profiles warmup prolog}; do
 	tap=$work/$f.tap
 	(cd "$src" && bats --tap "tests/integration/$f.bats") >"$tap" 2>&1
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | head -n1)

@@ -328,64 +328,10 @@ sn__start_munge() {
 	}
 }
 
-sn__setup_netns() {
-	local i ns
-	if ! ip link show "$SN_BRIDGE" >/dev/null 2>&1; then
-		ip link add "$SN_BRIDGE" type bridge || return 1
-	fi
-	ip addr replace "$SN_NET_PREFIX.1/24" dev "$SN_BRIDGE" || return 1
-	ip link set "$SN_BRIDGE" up || return 1
-	for ((i = 1; i <= SN_NODES; i++)); do
-		ns=$(sn__netns_name "$i")
-		ip netns add "$ns" 2>/dev/null ||
-			[ -e "/run/netns/$ns" ] || return 1
-		if ! ip link show "snv$SN_NET_ID-$i" >/dev/null 2>&1; then
-			ip link add "snv$SN_NET_ID-$i" type veth \
-				peer name eth0 netns "$ns" || return 1
-		fi
-		ip link set "snv$SN_NET_ID-$i" master "$SN_BRIDGE" up ||
-			return 1
-		ip -n "$ns" addr replace "$(sn__node_addr "$i")/24" \
-			dev eth0 || return 1
-		ip -n "$ns" link set lo up || return 1
-		ip -n "$ns" link set eth0 up || return 1
-	done
-}
+# The bridge, the nodes' network namespaces, their hosts file.
+# shellcheck source=netns.sh
+source "$SN_CLUSTER_LIB_DIR/netns.sh"
 
-# The nodes' hosts file: the host's entries, then every node's address
-# (a name's first match wins, so the nodes' lines go first).
-sn__write_hosts() {
-	local i
-	{
-		for ((i = 1; i <= SN_NODES; i++)); do
-			echo "$(sn__node_addr "$i") n$i"
-		done
-		grep -v -E '(^|[[:space:]])n[0-9]+([[:space:]]|$)' /etc/hosts 2>/dev/null
-	} >"$SN_CLUSTER_DIR/etc/hosts"
-	chmod 0644 "$SN_CLUSTER_DIR/etc/hosts"
-}
-
-# The cluster directory as a shared mount point (on hosts where / is
-# private, as in many containers, nothing else would propagate).
-sn__share_dir() {
-	local d=$SN_CLUSTER_DIR
-	mountpoint -q "$d" || mount --bind "$d" "$d" || return 1
-	mount --make-shared "$d"
-}
-
-sn__teardown_netns() {
-	local i ns
-	for ((i = 1; i <= 64; i++)); do
-		ns=$(sn__netns_name "$i")
-		[ -e "/run/netns/$ns" ] || continue
-		ip netns del "$ns" 2>/dev/null
-	done
-	if ip link show "$SN_BRIDGE" >/dev/null 2>&1; then
-		ip link del "$SN_BRIDGE" 2>/dev/null
-	fi
-	# Deleting a namespace deletes its veth end and so the pair.
-	return 0
-}
 
 sn__start_slurmd() {
 	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns
@@ -401,8 +347,11 @@ sn__start_slurmd() {
 		# The cluster directory is a shared mount (sn__share_dir) and
 		# the namespace its slave: what a test mounts under it later
 		# (fleet.bats' read-only sink) reaches the nodes.
-		nsenter --net="/run/netns/$ns" unshare --uts --mount \
-			--propagation slave \
+		# lowns.sh: that namespace older than the job containers
+		# slurmd creates in it (contain_spank).
+		nsenter --net="/run/netns/$ns" \
+			bash "$SN_CLUSTER_LIB_DIR/lowns.sh" --uts --mount \
+			--propagation slave -- \
 			sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else
@@ -519,21 +468,16 @@ sn__kill_pidfile() {
 	rm -f "$pidfile"
 }
 
-# slurmstepd processes of this cluster: they keep the node's log file
-# under the cluster directory open.
-sn__our_stepds() {
-	local p fd
-	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-		for fd in "$p"/fd/*; do
-			case $(readlink "$fd" 2>/dev/null) in
-			"$SN_CLUSTER_DIR"/*)
-				basename "$p"
-				break
-				;;
-			esac
-		done
-	done
+# slurmstepd processes of this cluster (not of another cluster on the
+# same machine, whose job ids are the same small numbers): they keep the
+# node's log file under the cluster directory open.  Two processes
+# whatever the number of steps: load.bats polls this.
+sn_cluster_stepds() {
+	# shellcheck disable=SC2016
+	grep -lx slurmstepd /proc/[0-9]*/comm 2>/dev/null |
+		sed 's|/comm$|/fd|' |
+		xargs -r sh -c 'find "$@" -maxdepth 1 -lname "$0/*" 2>/dev/null' \
+			"$SN_CLUSTER_DIR" | cut -d/ -f3 | sort -un
 }
 
 sn__cluster_stop() {
@@ -550,7 +494,7 @@ sn__cluster_stop() {
 		[ -e "$f" ] || continue
 		sn__kill_pidfile "$f" slurmd
 	done
-	for pid in $(sn__our_stepds); do
+	for pid in $(sn_cluster_stepds); do
 		kill -KILL "$pid" 2>/dev/null
 	done
 	sn__kill_pidfile "$d/run/slurmctld.pid" slurmctld
@@ -598,27 +542,10 @@ sn_cluster_status() {
 	return $rc
 }
 
-# ---------------------------------------------------------------------
-# Helpers for tests.
+# Helpers for tests: sn_timeout, sn_as_user, sn_sbatch_wait ...
+# shellcheck source=testing.sh
+source "$SN_CLUSTER_LIB_DIR/testing.sh"
 
-# srun/sbatch/salloc/squeue under a deadline (seconds in SN_TIMEOUT,
-# default 30): an impossible request would otherwise wait forever.
-sn_timeout() {
-	timeout -k 5 "${SN_TIMEOUT:-30}" "$@"
-}
-
-# Runs a command as the unprivileged job user from a directory it can
-# use, keeping SLURM_CONF (and whatever else the caller exported with
-# `env`).
-sn_as_user() {
-	(cd "$SN_CLUSTER_DIR/tmp" &&
-	 runuser -u "$SN_USER" -- env SLURM_CONF="$SLURM_CONF" "$@")
-}
-
-# IDs of every job the controller knows (any state), one per line.
-sn_all_job_ids() {
-	sn_timeout squeue -h -t all -o %i 2>/dev/null | sort -n
-}
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -uo pipefail

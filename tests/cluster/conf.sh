@@ -98,9 +98,10 @@ EOF
 # plugin needs PrologFlags=Contain and job_container.conf; 25.11 renamed
 # JobContainerType to NamespaceType (job_container/tmpfs -> namespace/tmpfs).
 # Only /dev/shm is made private: the tests share files under /tmp.  No
-# %n in BasePath: 26.05's namespace/tmpfs adds the node name itself (with
-# %n its cleanup fails and steps fail; the clusters that use contain_spank
-# have one node).
+# %n in BasePath: 24.11's job_container/tmpfs and 26.05's namespace/tmpfs
+# add the node name themselves (BasePath/n1/JOB; with %n 26.05's cleanup
+# fails and steps fail), so the nodes of a 3-node cluster share it.
+# slurmd's mount namespace must be older than the jobs' (lowns.sh).
 sn__write_job_container() {
 	local d=$SN_CLUSTER_DIR
 	case ",$SN_SLURMD_PARAMETERS," in

@@ -209,7 +209,8 @@ sn__release_create() {
 	sn__release_log "Slurm $rel root ready in $(($(date +%s) - t0)) s"
 }
 
-# Runs COMMAND with ROOT as its root, in a private mount namespace: the mounts it
+# Runs COMMAND with ROOT as its root, in a private mount namespace (made
+# by lowns.sh, see there): the mounts it
 # needs vanish with the last process using them (daemons a test cluster
 # started keep theirs while they run).  /proc and /sys are the host's
 # (slurmd reads /proc, /sys/fs/cgroup); /dev is a private tmpfs with the
@@ -224,8 +225,10 @@ sn__release_chroot() {
 		[ -n "$p" ] && [ -d "$p" ] || continue
 		binds="$binds $p"
 	done
+	# lowns.sh: a mount namespace older than the job containers that
+	# slurmd, started in it, creates (contain_spank).
 	# shellcheck disable=SC2016
-	unshare --mount --propagation private -- sh -c '
+	bash "$SN_RELEASE_LIB_DIR/lowns.sh" --mount --propagation private -- sh -c '
 		root=$1; binds=$2; shift 2
 		# The root must be a mount point: ip netns add remounts /
 		# (make-rslave), which fails on a plain directory.

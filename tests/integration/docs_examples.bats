@@ -15,7 +15,8 @@
 #     stand-in task that prints what it saw; a command without a program
 #     gets one, unless it only prints (--nccl-profile=list, --help);
 #   - "export" lines of the block apply to the example after them;
-#   - a batch script runs with sbatch --wait, its own program lines as
+#   - a batch script runs as with sbatch --wait (sn_sbatch_wait: the
+#     same exit code, without its 2-8-32 s polling), its own program lines as
 #     the stand-in, and "srun <stand-in>" when it has no srun;
 #   - salloc runs the block's srun lines after it ("srun <stand-in>" if
 #     none).
@@ -142,7 +143,7 @@ run_example() {
 		elif [ -n "$alloc" ]; then
 			eval "sn_timeout $(command_for "$alloc") $script" </dev/null
 		else
-			sn_sbatch --wait -o "$out.job" "$script"
+			sn_sbatch_wait -o "$out.job" "$script"
 		fi
 	) >"$out.out" 2>&1 || rc=$?
 	text=$(cat "$out.out" "$out.job" 2>/dev/null)

@@ -43,12 +43,16 @@ proc_table() {
 }
 
 # slurmstepd pids of job $1's steps (not its batch or extern step), each
-# with the command line of its task: "STEPD_PID TASK_CMDLINE".
+# with the command line of its task: "STEPD_PID TASK_CMDLINE".  Only this
+# cluster's: another cluster on the machine (another release's suite,
+# another checkout's tests) has a job $1 too, and its load test's tasks
+# would count here.
 step_tasks() {
 	local job=$1 table stepd child
 	table=$(proc_table)
-	for stepd in $(grep -las "^slurmstepd: \[$job\.[0-9]" \
-			/proc/[0-9]*/cmdline | cut -d/ -f3); do
+	for stepd in $(sn_cluster_stepds | sed 's|.*|/proc/&/cmdline|' |
+			xargs -r grep -las "^slurmstepd: \[$job\.[0-9]" |
+			cut -d/ -f3); do
 		for child in $(awk -v pp="$stepd" '$2 == pp { print $1 }' \
 				<<<"$table"); do
 			echo "$stepd $(tr '\0' ' ' <"/proc/$child/cmdline" 2>/dev/null)"

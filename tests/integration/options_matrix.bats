@@ -15,7 +15,8 @@
 #            sbatch (option on sbatch's command line), directive
 #            (#SBATCH line), salloc (option on salloc's command line)
 #   inner    the inner srun's own option (job contexts)
-#   rc       exit code of srun / sbatch --wait / salloc
+#   rc       exit code of srun / sbatch --wait (sn_sbatch_wait: the same
+#            code without its 2-8-32 s polling) / salloc
 #   inner rc the inner srun's exit code, "-" when there is none
 #   message  ERE one spank-nccl line must match; "!" no spank-nccl line
 #   tasks see
@@ -70,9 +71,9 @@ run_cell() {
 		} >"$script"
 		chmod 0755 "$script"
 		if [ "$ctx" = sbatch ]; then
-			sn_sbatch --wait -o "$out.job" $gres ${opt:+"$opt"} "$script"
+			sn_sbatch_wait -o "$out.job" $gres ${opt:+"$opt"} "$script"
 		else
-			sn_sbatch --wait -o "$out.job" $gres "$script"
+			sn_sbatch_wait -o "$out.job" $gres "$script"
 		fi ;;
 	salloc)
 		sn_salloc $gres ${opt:+"$opt"} bash -c \

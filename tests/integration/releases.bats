@@ -134,3 +134,42 @@ assert_batch_profile_since() {
 			sn_fail "no job container configured, yet the tasks run in $task_ns, slurmd in $slurmd_ns" ;;
 	esac
 }
+
+# job_container/tmpfs keeps each job's mount namespace by bind-mounting
+# it from slurmd's namespace, which the kernel refuses (EINVAL) unless
+# slurmd's is older by id; on kernels that number namespaces per CPU a
+# namespace made later can be "older" (tests/cluster/lowns.sh).  The
+# cluster's slurmd runs in the host's namespace, a release root's or a
+# netns node's: each must be older than any made now, or contain_spank
+# jobs fail at random ("Nodes n1 are still not ready").
+@test "releases: slurmd's mount namespace is older than any made after it (job containers can keep theirs)" {
+	local pid
+	pid=$(cat "$SN_CLUSTER_DIR/run/slurmd-n1.pid")
+	run bash "$SN_TESTS_DIR/../cluster/lowns.sh" --check "$pid"
+	sn_assert_status 0
+}
+
+# The tests' sn_sbatch_wait (tests/cluster/cluster.sh) stands for sbatch
+# --wait without its 2-8-32 s polling: same exit code as this release's
+# sbatch --wait for a script that succeeds, fails, is killed by a signal,
+# for a job sbatch refuses and for none submitted (--nccl-profile=list).
+@test "releases: sn_sbatch_wait exits as this release's sbatch --wait does" {
+	local s want got
+	for s in 'exit 0' 'exit 3' 'kill -9 $$'; do
+		printf '#!/bin/bash\n%s\n' "$s" >"$SN_CLUSTER_DIR/tmp/wait-$BATS_TEST_NUMBER.sh"
+		want=0 got=0
+		sn_sbatch --wait -o /dev/null "$SN_CLUSTER_DIR/tmp/wait-$BATS_TEST_NUMBER.sh" >/dev/null 2>&1 || want=$?
+		sn_sbatch_wait -o /dev/null "$SN_CLUSTER_DIR/tmp/wait-$BATS_TEST_NUMBER.sh" >/dev/null 2>&1 || got=$?
+		[ "$got" = "$want" ] || sn_fail "'$s': sn_sbatch_wait exit $got, sbatch --wait exit $want"
+	done
+	want=0 got=0
+	sn_sbatch --wait --gres=gpu:9 --wrap true >/dev/null 2>&1 || want=$?
+	sn_sbatch_wait --gres=gpu:9 --wrap true >/dev/null 2>&1 || got=$?
+	[ "$want" -ne 0 ] && [ "$got" = "$want" ] ||
+		sn_fail "refused job: sn_sbatch_wait exit $got, sbatch --wait exit $want"
+	want=0 got=0
+	sn_sbatch --wait --nccl-profile=list --wrap true >/dev/null 2>&1 || want=$?
+	run sn_sbatch_wait --nccl-profile=list --wrap true
+	[ "$status" = "$want" ] && [[ $output == *quiet-logs* ]] ||
+		sn_fail "--nccl-profile=list: sn_sbatch_wait exit $status, sbatch --wait exit $want, or no list"
+}
