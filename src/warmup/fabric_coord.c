@@ -136,7 +136,13 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 	m.status = local_status;
 	snprintf(m.node, sizeof(m.node), "%s", plan->node);
 	snprintf(m.text, sizeof(m.text), "%s", local_text ? local_text : "");
-	if (member_connect(c, &m, deadline_ms, err) < 0) {
+	/*
+	 * The root stops taking nodes at its join deadline and closes its
+	 * port: trying longer cannot succeed, and stopping there leaves this
+	 * node the time to name the root before the watchdog's hard deadline.
+	 */
+	if (member_connect(c, &m, fabric_root_join_deadline(deadline_ms),
+			   err) < 0) {
 		fabric_set_outcome(out, SN_WARMUP_TIMEOUT, 0,
 				   "could not be reached: %s", err->msg);
 		return -1;
