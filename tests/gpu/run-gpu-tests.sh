@@ -973,7 +973,10 @@ run_bench() {
 }
 
 # shellcheck source=tests/gpu/fabric-gpu.sh
-source "$src/tests/gpu/fabric-gpu.sh"
+source "$src/tests/gpu/fabric-gpu.sh" || {
+	echo "run-gpu-tests.sh: cannot source $src/tests/gpu/fabric-gpu.sh (not in the tarball?)" >&2
+	exit 1
+}
 
 mkdir -p "$work"
 chmod 0755 "$work"
