@@ -4,7 +4,7 @@
 # Every CMocka unit test program of the normal build under valgrind's
 # memcheck, with the leak check: any invalid access, uninitialised use or
 # definite/indirect leak fails the program (exit 99).  One TAP line per
-# program.  Forked children (test_helper_exec, test_hostile_input) are
+# program.  Forked children (test_helper_exec, test_hostile_file) are
 # checked too; exec'd programs are not (--trace-children=no).
 #
 #   SN_BUILD_DIR  the configured build tree (default: _build)
