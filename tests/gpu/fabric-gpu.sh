@@ -14,13 +14,15 @@
 # node (tests/gpu/interpose.c, SN_FAULT_HOST) must be blamed on that node
 # by the other, and bench/fabric-latency.sh measures fabric next to comm.
 #
-# A node sees only its GPUs the way a container runtime does it: its mount
-# namespace gets a fresh /dev holding only that GPU's /dev/nvidiaN (plus
-# nvidiactl and nvidia-uvm); the driver only opens the devices it finds,
-# so CUDA_VISIBLE_DEVICES=0 (which Slurm sets from the gres index) is the
-# node's own GPU.  Slurm's CUDA_VISIBLE_DEVICES is the gres index, not
-# the device file's number (src/plugins/gres/common/gres_common.c: GPUs
-# use gres_device->index), so without this both nodes would use GPU 0.
+# Which GPU each node uses: Slurm sets CUDA_VISIBLE_DEVICES from the gres
+# index on the node, not from the device file's number
+# (src/plugins/gres/common/gres_common.c: GPUs use gres_device->index),
+# and one host's driver sees every GPU whatever /dev a namespace shows it
+# (as root it even recreates a missing /dev/nvidiaN: measured).  So n1
+# owns GPUs 0..G-1 and n2 all 2G, and a placeholder job holds n2's first
+# G for the whole phase: Slurm then gives every step n2's indices G..2G-1,
+# the host's other GPUs.  fabric-nodes-apart checks it from the helper's
+# own report of the bus IDs.
 #
 # The device lacks `ip`: Debian's iproute2 is carried (fetch-debs.sh) and
 # unpacked with Slurm into $sl_root.
@@ -30,29 +32,19 @@ fabric_dir=/tmp/sn-gpu-fabric
 # 2 on 4 GPUs: issue 17's two nodes of two GPUs), set by run_fabric.
 fabric_gpn=1
 
-# The device numbers of node I's GPUs, "A B ...".
-fabric_node_gpus() {
-	local i=$1 k
-	for ((k = (i - 1) * fabric_gpn; k < i * fabric_gpn; k++)); do
-		printf '%s ' "$k"
-	done
-}
-
-# gres.conf's File= for node I: /dev/nvidiaA or /dev/nvidia[A-B].
+# gres.conf's File= for N GPUs from 0 in DIR: /dev/nvidia0 or /dev/nvidia[0-B].
 fabric_gres_file() {
-	local i=$1 dir=$2 a b
-	a=$(((i - 1) * fabric_gpn))
-	b=$((i * fabric_gpn - 1))
-	if [ "$a" -eq "$b" ]; then
-		echo "$dir/nvidia$a"
+	local n=$1 dir=$2
+	if [ "$n" -eq 1 ]; then
+		echo "$dir/nvidia0"
 	else
-		echo "$dir/nvidia[$a-$b]"
+		echo "$dir/nvidia[0-$((n - 1))]"
 	fi
 }
 
 # Writes slurm.conf/gres.conf/cgroup.conf for nodes n1..n2, fabric_gpn GPUs each.
 fabric_write_conf() {
-	local d=$SN_CLUSTER_DIR cpus i k
+	local d=$SN_CLUSTER_DIR cpus i k n
 	cpus=$(nproc)
 	[ "$cpus" -ge 32 ] || cpus=32
 	cat >"$d/etc/slurm.conf" <<EOF
@@ -63,17 +55,19 @@ EOF
 	sn_slurm_conf_common "$d" >>"$d/etc/slurm.conf"
 	echo "AutoDetect=off" >"$d/etc/gres.conf"
 	for ((i = 1; i <= SN_NODES; i++)); do
-		echo "NodeName=n$i NodeAddr=$SN_NET_PREFIX.$((10 + i)) CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$fabric_gpn State=UNKNOWN" \
+		# n1: G GPUs; n2: 2G, of which the placeholder job holds G.
+		n=$((i == 1 ? fabric_gpn : 2 * fabric_gpn))
+		echo "NodeName=n$i NodeAddr=$SN_NET_PREFIX.$((10 + i)) CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$n State=UNKNOWN" \
 			>>"$d/etc/slurm.conf"
 		if [ "$dryrun" = 1 ]; then
 			mkdir -p "$d/dev/n$i"
-			for k in $(fabric_node_gpus "$i"); do
+			for ((k = 0; k < n; k++)); do
 				ln -sfn /dev/null "$d/dev/n$i/nvidia$k"
 			done
-			echo "NodeName=n$i Name=gpu File=$(fabric_gres_file "$i" "$d/dev/n$i")" \
+			echo "NodeName=n$i Name=gpu File=$(fabric_gres_file "$n" "$d/dev/n$i")" \
 				>>"$d/etc/gres.conf"
 		else
-			echo "NodeName=n$i Name=gpu File=$(fabric_gres_file "$i" /dev)" \
+			echo "NodeName=n$i Name=gpu File=$(fabric_gres_file "$n" /dev)" \
 				>>"$d/etc/gres.conf"
 		fi
 	done
@@ -87,47 +81,11 @@ EOF
 	chmod 0644 "$d"/etc/*.conf
 }
 
-# The script a node runs in its own mount namespace before slurmd: a
-# fresh /dev with the usual nodes, the host's /dev/shm and /dev/pts, and
-# only the GPUs named (device numbers, "0" or "2 3").  Device numbers are
-# read from the host's /dev first.
-fabric_write_node_dev() {
-	cat >"$SN_CLUSTER_DIR/libexec/node-dev.sh" <<'EOF'
-#!/bin/sh
-# tests/gpu/fabric-gpu.sh: this node's /dev holds the GPUs named only.
-set -e
-keep="null zero full random urandom tty nvidiactl nvidia-uvm nvidia-uvm-tools nvidia-modeset"
-for gpu in $1; do
-	keep="$keep nvidia$gpu"
-done
-mkdir -p /run/sn-hostdev
-mount --rbind /dev /run/sn-hostdev
-mount -t tmpfs -o mode=0755,nosuid sn-dev /dev
-for n in $keep; do
-	[ -c "/run/sn-hostdev/$n" ] || continue
-	maj=$(stat -c %t "/run/sn-hostdev/$n")
-	min=$(stat -c %T "/run/sn-hostdev/$n")
-	mode=$(stat -c %a "/run/sn-hostdev/$n")
-	mknod -m "$mode" "/dev/$n" c "$((0x$maj))" "$((0x$min))"
-done
-for d in shm pts mqueue; do
-	[ -d "/run/sn-hostdev/$d" ] || continue
-	mkdir -p "/dev/$d"
-	mount --rbind "/run/sn-hostdev/$d" "/dev/$d"
-done
-ln -s pts/ptmx /dev/ptmx
-ln -s /proc/self/fd /dev/fd
-umount -l /run/sn-hostdev
-EOF
-	chmod 0755 "$SN_CLUSTER_DIR/libexec/node-dev.sh"
-}
-
 fabric_start_slurmd() {
-	local i=$1 d=$SN_CLUSTER_DIR ns dev=:
+	local i=$1 d=$SN_CLUSTER_DIR ns
 	ns=$(sn__netns_name "$i")
-	[ "$dryrun" = 1 ] || dev="$d/libexec/node-dev.sh '$(fabric_node_gpus "$i")'"
 	nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation slave \
-		sh -c "mount --bind '$d/etc/hosts' /etc/hosts && $dev && hostname n$i && exec slurmd -f '$SLURM_CONF' -N n$i" \
+		sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname n$i && exec slurmd -f '$SLURM_CONF' -N n$i" \
 		>>"$d/log/slurmd-n$i.out" 2>&1
 }
 
@@ -145,7 +103,6 @@ fabric_cluster_start() {
 	sn_cluster_install_artifacts || return 1
 	install -m 0755 "$work/interpose.so" "$d/lib/interpose.so"
 	fabric_write_conf
-	fabric_write_node_dev
 	sn_plugstack_reset
 	sn__start_munge || return 1
 	sn__setup_netns || { echo "network namespace setup failed"; return 1; }
@@ -156,7 +113,23 @@ fabric_cluster_start() {
 	for ((i = 1; i <= SN_NODES; i++)); do
 		fabric_start_slurmd "$i" || return 1
 	done
-	sn__wait_nodes_idle
+	sn__wait_nodes_idle || return 1
+	fabric_hold_n2_gpus
+}
+
+# The placeholder job: n2's first G GPUs, held (not used) until the
+# cluster stops.  Waits until it runs.
+fabric_hold_n2_gpus() {
+	local id state k
+	id=$(sbatch --parsable -w n2 -N1 --gres=gpu:"$fabric_gpn" \
+		-o /dev/null -J sn-gpu-hold --wrap 'exec sleep 100000') || return 1
+	for ((k = 0; k < 300; k++)); do
+		state=$(squeue -h -j "$id" -o %T 2>/dev/null)
+		[ "$state" = RUNNING ] && return 0
+		sleep 0.1
+	done
+	echo "the placeholder job $id is not running ($state)"
+	return 1
 }
 
 # srun over both nodes (run_srun's -N1 is overridden by the later -N2).
@@ -180,10 +153,7 @@ t_fabric_nodes_apart() {
 	run_srun2 60 -l "$(sn_helper_path)" --mode check --json --timeout 30
 	want "srun exits 0" srun_ok
 	ids=$(grep -o '"busid":"[^"]*"' "$srun_out" | sort -u | wc -l)
-	# A dry run's fake GPUs cannot be split: both nodes report the same
-	# fake bus IDs there.
 	want_ids=$((2 * fabric_gpn))
-	[ "$dryrun" != 1 ] || want_ids=$fabric_gpn
 	want "each node sees its own GPUs ($ids bus IDs, $want_ids wanted)" \
 		test "$ids" -eq "$want_ids"
 }
