@@ -12,8 +12,9 @@ packages=(
 	build-essential autoconf automake libtool pkg-config
 	# unit tests
 	libcmocka-dev valgrind
-	# Slurm 22.05 (spank.h) and a throwaway cluster for integration tests
-	libslurm-dev slurmctld slurmd slurm-client munge
+	# Slurm 22.05 (spank.h) and a throwaway cluster for integration tests;
+	# libmunge (the fabric warmup authenticates its nodes with MUNGE)
+	libslurm-dev slurmctld slurmd slurm-client munge libmunge-dev
 	# multi-node cluster in network namespaces; job users
 	iproute2 util-linux passwd procps
 	# integration tests; man page checks

@@ -14,7 +14,7 @@
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
 	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
-	"fabric_transport, fabric_min_busbw"
+	"fabric_transport, fabric_min_busbw, fabric_munge_socket"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -290,6 +290,13 @@ static int parse_fabric_transport(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+static int parse_munge_socket(struct sn_config *cfg, const char *value,
+			      const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->fabric_munge_socket,
+			      sizeof(cfg->fabric_munge_socket), value, arg, err);
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -309,6 +316,7 @@ static const struct key_def keys[] = {
 	{ "fabric_ports", parse_fabric_ports },
 	{ "fabric_transport", parse_fabric_transport },
 	{ "fabric_min_busbw", parse_fabric_busbw },
+	{ "fabric_munge_socket", parse_munge_socket },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -73,6 +73,12 @@ struct sn_config {
 	bool fabric_refuse_socket;
 	/* fabric_min_busbw=: the inter-node bus-bandwidth floor; 0: none. */
 	double fabric_min_busbw_gbps;
+	/*
+	 * fabric_munge_socket=: munged's socket, which the fabric warmup
+	 * authenticates the step's nodes through ("": libmunge's default,
+	 * as for slurm.conf's AuthInfo=socket=).
+	 */
+	char fabric_munge_socket[PATH_MAX];
 };
 
 void sn_config_defaults(struct sn_config *cfg);

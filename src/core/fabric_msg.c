@@ -8,12 +8,17 @@
 #include <string.h>
 
 #include "fabric_msg.h"
+#include "fabric_addr.h"
+#include "helper_protocol.h"
+
+#define SEAL_TAG SN_FABRIC_MAGIC " SEAL "
+#define AUTH_TAG SN_FABRIC_MAGIC " AUTH "
 
 /* Which fields each type carries, in wire order (text always last). */
 enum field {
 	F_INDEX = 1 << 0, F_NODES = 1 << 1, F_GPUS = 1 << 2,
 	F_STATUS = 1 << 3, F_RANK_BASE = 1 << 4, F_NRANKS = 1 << 5,
-	F_PORT = 1 << 6, F_BLAME = 1 << 7, F_BUSBW = 1 << 8,
+	F_ID = 1 << 6, F_BLAME = 1 << 7, F_BUSBW = 1 << 8,
 	F_NODE = 1 << 9, F_TEXT = 1 << 10,
 };
 
@@ -25,7 +30,7 @@ static const struct {
 				     F_NODE | F_TEXT },
 	[SN_FMSG_WELCOME] = { "WELCOME", 0 },
 	[SN_FMSG_REFUSE] = { "REFUSE", F_TEXT },
-	[SN_FMSG_GO] = { "GO", F_RANK_BASE | F_NRANKS | F_PORT },
+	[SN_FMSG_GO] = { "GO", F_RANK_BASE | F_NRANKS | F_ID },
 	[SN_FMSG_ABORT] = { "ABORT", F_BLAME | F_TEXT },
 	[SN_FMSG_DONE] = { "DONE", F_STATUS | F_BUSBW | F_TEXT },
 	[SN_FMSG_VERDICT] = { "VERDICT", F_STATUS | F_BLAME | F_TEXT },
@@ -45,7 +50,6 @@ static const struct {
 	{ F_STATUS, "status", offsetof(struct sn_fabric_msg, status) },
 	{ F_RANK_BASE, "rank_base", offsetof(struct sn_fabric_msg, rank_base) },
 	{ F_NRANKS, "nranks", offsetof(struct sn_fabric_msg, nranks) },
-	{ F_PORT, "port", offsetof(struct sn_fabric_msg, port) },
 	{ F_BLAME, "blame", offsetof(struct sn_fabric_msg, blame) },
 };
 
@@ -117,6 +121,11 @@ int sn_fabric_msg_encode(const struct sn_fabric_msg *msg, char *buf,
 		else
 			put(buf, len, &pos, " %s=%u", u32_fields[i].key, v);
 	}
+	if (fields & F_ID) {
+		put(buf, len, &pos, " id=");
+		for (i = 0; i < SN_FABRIC_NCCL_ID_BYTES; i++)
+			put(buf, len, &pos, "%02x", msg->nccl_id[i]);
+	}
 	if (fields & F_BUSBW) {
 		if (!isfinite(msg->busbw) || msg->busbw < 0 ||
 		    msg->busbw > 1e9) {
@@ -187,6 +196,47 @@ static bool take_u32(const char **p, uint32_t *v)
 	return true;
 }
 
+/* Lower-case hex, as encoded; -1 for anything else. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * What no honest peer sends: a node with more GPUs than any has, a step
+ * of more nodes, an index outside the step, ranks that do not fit an
+ * int (NCCL's rank type), a status that is no exit code of the helper
+ * (exit(256) would be exit 0).
+ */
+static bool within_bounds(const struct sn_fabric_msg *m)
+{
+	switch (m->type) {
+	case SN_FMSG_HELLO:
+		return m->nodes > 0 && m->nodes <= SN_FABRIC_NODES_MAX &&
+		       m->index < m->nodes && m->gpus <= SN_FABRIC_GPUS_MAX &&
+		       m->status <= SN_WARMUP_EXIT_LAST;
+	case SN_FMSG_GO:
+		return m->nranks > 0 &&
+		       m->nranks <= (uint32_t)SN_FABRIC_NODES_MAX * SN_FABRIC_GPUS_MAX &&
+		       m->rank_base < m->nranks;
+	case SN_FMSG_DONE:
+		return m->status <= SN_WARMUP_EXIT_LAST;
+	case SN_FMSG_ABORT:
+		return m->blame == SN_FABRIC_NO_BLAME ||
+		       m->blame < SN_FABRIC_NODES_MAX;
+	case SN_FMSG_VERDICT:
+		return m->status <= SN_WARMUP_EXIT_LAST &&
+		       (m->blame == SN_FABRIC_NO_BLAME ||
+			m->blame < SN_FABRIC_NODES_MAX);
+	default:
+		return true;
+	}
+}
+
 static bool take_sep(const char **p)
 {
 	if (**p != ' ')
@@ -240,6 +290,19 @@ int sn_fabric_msg_decode(const char *line, struct sn_fabric_msg *msg,
 		    (u32_fields[i].bit == F_BLAME && *v == SN_FABRIC_NO_BLAME))
 			goto bad;
 	}
+	if (fields & F_ID) {
+		if (!take_sep(&p) || !take_key(&p, "id"))
+			goto bad;
+		for (i = 0; i < SN_FABRIC_NCCL_ID_BYTES; i++) {
+			int hi = hex_digit(p[2 * i]), lo;
+
+			lo = hi < 0 ? -1 : hex_digit(p[2 * i + 1]);
+			if (lo < 0)
+				goto bad;
+			msg->nccl_id[i] = (unsigned char)(hi << 4 | lo);
+		}
+		p += 2 * SN_FABRIC_NCCL_ID_BYTES;
+	}
 	if (fields & F_BUSBW) {
 		char *end;
 
@@ -274,12 +337,121 @@ int sn_fabric_msg_decode(const char *line, struct sn_fabric_msg *msg,
 		memcpy(msg->text, p, n + 1);
 		p += n;
 	}
-	if (*p != '\0')
-		goto bad;
-	if (t == SN_FMSG_HELLO && (msg->nodes == 0 || msg->index >= msg->nodes))
+	if (*p != '\0' || !within_bounds(msg))
 		goto bad;
 	return 0;
 bad:
 	sn_error_set(err, "malformed fabric message \"%.80s\"", line);
 	return -1;
+}
+
+int sn_fabric_seal_text(const struct sn_fabric_msg *msg, const char *from,
+			const char *to, char *buf, size_t len,
+			struct sn_error *err)
+{
+	char line[SN_FABRIC_MSG_MAX];
+	int n;
+
+	if (sn_fabric_msg_encode(msg, line, sizeof(line), err) < 0)
+		return -1;
+	line[strlen(line) - 1] = '\0';
+	if (len > SN_FABRIC_PAYLOAD_MAX)
+		len = SN_FABRIC_PAYLOAD_MAX;
+	n = snprintf(buf, len, SEAL_TAG "%s %s\n%s", from, to, line);
+	if (n < 0 || (size_t)n >= len) {
+		sn_error_set(err, "sealed %s message is longer than %d bytes",
+			     sn_fabric_msg_name(msg->type),
+			     SN_FABRIC_PAYLOAD_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+int sn_fabric_unseal_text(const void *payload, size_t len, const char *from,
+			  const char *to, struct sn_fabric_msg *msg,
+			  struct sn_error *err)
+{
+	char text[SN_FABRIC_PAYLOAD_MAX], head[SN_FABRIC_PAYLOAD_MAX];
+	const char *nl;
+	int n;
+
+	if (!payload || len == 0 || len >= sizeof(text) ||
+	    memchr(payload, '\0', len)) {
+		sn_error_set(err, "not a sealed fabric message");
+		return -1;
+	}
+	memcpy(text, payload, len);
+	text[len] = '\0';
+	nl = strchr(text, '\n');
+	n = snprintf(head, sizeof(head), SEAL_TAG "%s %s", from, to);
+	if (!nl || n < 0 || (size_t)n != (size_t)(nl - text) ||
+	    strncmp(text, head, (size_t)n) != 0) {
+		sn_error_set(err, "sealed for another connection (not %s to %s)",
+			     from, to);
+		return -1;
+	}
+	if (sn_fabric_msg_decode(nl + 1, msg, err) < 0)
+		return -1;
+	if (msg->type != SN_FMSG_HELLO && msg->type != SN_FMSG_WELCOME &&
+	    msg->type != SN_FMSG_REFUSE) {
+		sn_error_set(err, "a sealed %s message", sn_fabric_msg_name(msg->type));
+		return -1;
+	}
+	return 0;
+}
+
+/* What a MUNGE credential's text is made of: "MUNGE:" base64 ":". */
+static bool cred_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=' ||
+	       c == ':';
+}
+
+static bool cred_ok(const char *cred, size_t n)
+{
+	size_t i;
+
+	if (n < 8 || n >= SN_FABRIC_CRED_MAX || strncmp(cred, "MUNGE:", 6) != 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!cred_char(cred[i]))
+			return false;
+	return true;
+}
+
+int sn_fabric_auth_line(const char *cred, char *buf, size_t len,
+			struct sn_error *err)
+{
+	int n;
+
+	if (!cred_ok(cred, strlen(cred))) {
+		sn_error_set(err, "not a MUNGE credential");
+		return -1;
+	}
+	n = snprintf(buf, len, AUTH_TAG "%s\n", cred);
+	if (n < 0 || (size_t)n >= len) {
+		sn_error_set(err, "AUTH line longer than %zu bytes", len);
+		return -1;
+	}
+	return 0;
+}
+
+int sn_fabric_auth_cred(const char *line, char *cred, size_t len,
+			struct sn_error *err)
+{
+	size_t n;
+
+	if (strncmp(line, AUTH_TAG, strlen(AUTH_TAG)) != 0) {
+		sn_error_set(err, "not an AUTH line");
+		return -1;
+	}
+	line += strlen(AUTH_TAG);
+	n = strlen(line);
+	if (!cred_ok(line, n) || n >= len) {
+		sn_error_set(err, "an AUTH line without a MUNGE credential");
+		return -1;
+	}
+	memcpy(cred, line, n + 1);
+	return 0;
 }

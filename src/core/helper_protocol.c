@@ -31,6 +31,8 @@ const struct sn_warmup_exit_info sn_warmup_exits[] = {
 	  "the fabric warmup stopped because of the node named in the message: resubmit without it (--exclude=NODE) and report that node to your admins" },
 	{ SN_WARMUP_TRANSPORT, "transport", "NCCL network transport refused",
 	  "NCCL fell back to a network the site forbids (fabric_transport= in plugstack.conf), usually TCP sockets instead of InfiniBand: check NCCL_SOCKET_IFNAME, NCCL_IB_HCA and NCCL_NET in the job, the node's IB ports (ibstat) and its NCCL net plugin" },
+	{ SN_WARMUP_FABRIC_SETUP, "fabric_setup", "fabric coordination unavailable",
+	  "the fabric warmup could not coordinate the step's nodes (its ports on the first node are taken by other processes, or MUNGE does not answer): not a GPU or NCCL fault; resubmit, and ask your admins to check fabric_ports= and munged if it persists" },
 };
 
 const size_t sn_warmup_n_exits =

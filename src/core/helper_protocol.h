@@ -31,9 +31,10 @@ enum sn_warmup_exit {
 	SN_WARMUP_INTERNAL = 9,       /* out of memory, I/O error, ... */
 	SN_WARMUP_PEER_FAILED = 10,   /* fabric: another node is at fault */
 	SN_WARMUP_TRANSPORT = 11,     /* fabric: NCCL's network refused by policy */
+	SN_WARMUP_FABRIC_SETUP = 12,  /* fabric: no coordination (ports taken, MUNGE) */
 };
 /* The last code: tables and tests cover 0..SN_WARMUP_EXIT_LAST. */
-#define SN_WARMUP_EXIT_LAST SN_WARMUP_TRANSPORT
+#define SN_WARMUP_EXIT_LAST SN_WARMUP_FABRIC_SETUP
 
 struct sn_warmup_exit_info {
 	enum sn_warmup_exit code;
@@ -79,6 +80,8 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_FABRIC_PORTS "fabric-ports"
 /* plugstack.conf's fabric_transport=: which NCCL networks pass. */
 #define SN_HELPER_OPT_FABRIC_TRANSPORT "fabric-transport"
+/* plugstack.conf's fabric_munge_socket=: munged's socket, if not libmunge's default. */
+#define SN_HELPER_OPT_MUNGE_SOCKET "munge-socket"
 
 /*
  * Argument limits and defaults.  The timeout cap is the plugin's: srun

@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,11 +233,9 @@ static int lock_dir(const char *dir, struct sn_error *err)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/" SN_PROM_LOCK, dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		sn_error_set(err, "cannot open %s: %s", path, strerror(errno));
+	fd = sn_record_sink_open(path, "", O_RDWR | O_CREAT, 0600, err);
+	if (fd < 0)
 		return -1;
-	}
 	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 10) {
 		if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_MS) {
 			sn_error_set(err, "cannot lock %s: %s", path,
@@ -250,37 +250,84 @@ static int lock_dir(const char *dir, struct sn_error *err)
 	return fd;
 }
 
-static void read_state(const char *path, struct sn_prom_state *st)
+/*
+ * The counters in PATH.  Missing or unreadable: they start at 0 (a
+ * reset).  Refused (a symlink, a FIFO, another user's file planted in
+ * its place: sn_record_sink_check): -1, nothing of it is taken.
+ */
+static int read_state(const char *path, struct sn_prom_state *st,
+		      struct sn_error *err)
 {
 	char *text = malloc(PROM_MAX_BYTES);
-	struct sn_error ignored;
+	struct sn_error why;
 	ssize_t n = -1;
 	int fd;
 
 	sn_prom_state_init(st);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = sn_record_sink_open(path, "", O_RDONLY, 0, &why);
+	if (fd < 0 && (errno == EINVAL || errno == ELOOP || errno == ENXIO)) {
+		*err = why;
+		free(text);
+		return -1;
+	}
 	if (fd >= 0 && text)
 		n = read(fd, text, PROM_MAX_BYTES);
 	if (fd >= 0)
 		close(fd);
-	/* Missing or unreadable: counters start at 0 (a reset). */
 	if (n > 0)
-		sn_prom_state_parse(text, (size_t)n, st, &ignored);
+		sn_prom_state_parse(text, (size_t)n, st, &why);
 	free(text);
+	return 0;
 }
 
-static int write_file(const char *path, const char *text, size_t len,
+/*
+ * A new temporary next to the .prom file, hidden from node_exporter
+ * (which reads only *.prom).  The name is random and created O_EXCL |
+ * O_NOFOLLOW, so nothing planted under a guessed name is followed or
+ * reused; a clash is retried under another name.
+ */
+static int create_tmp(const char *dir, char *tmp, size_t cap,
 		      struct sn_error *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-		      O_NOFOLLOW, 0644);
-	ssize_t n;
+	uint64_t r;
+	int fd = -1;
 
+	for (int tries = 0; tries < 8; tries++) {
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+			struct timespec ts;
+
+			/* No entropy yet (early boot): O_EXCL still holds. */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			r = ((uint64_t)ts.tv_nsec << 24) ^ (uint64_t)ts.tv_sec ^
+			    ((uint64_t)getpid() << 44) ^ (uint64_t)tries;
+		}
+		snprintf(tmp, cap, "%s/.spank_nccl.prom.%016" PRIx64, dir, r);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
-		sn_error_set(err, "cannot create %s: %s", path,
+		sn_error_set(err, "cannot create %s: %s", tmp,
 			     strerror(errno));
 		return -1;
 	}
+	if (sn_record_sink_check(fd, tmp, "", err) < 0) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_file(const char *dir, char *path, size_t cap,
+		      const char *text, size_t len, struct sn_error *err)
+{
+	int fd = create_tmp(dir, path, cap, err);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
 	n = write(fd, text, len);
 	/* node_exporter reads the file as Prometheus does: 0644. */
 	if (n != (ssize_t)len || fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
@@ -318,10 +365,8 @@ int sn_prom_update(const char *dir_pattern, const struct sn_record *r,
 	if (lock < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/" SN_PROM_FILE, dir);
-	/* node_exporter reads only *.prom: the temporary name is hidden. */
-	snprintf(tmp, sizeof(tmp), "%s/.spank_nccl.prom.%ld", dir,
-		 (long)getpid());
-	read_state(path, &st);
+	if (read_state(path, &st, err) < 0)
+		goto out;
 	sn_prom_state_add(&st, r);
 	text = malloc(PROM_MAX_BYTES);
 	if (!text) {
@@ -334,7 +379,7 @@ int sn_prom_update(const char *dir_pattern, const struct sn_record *r,
 			     PROM_MAX_BYTES);
 		goto out;
 	}
-	if (write_file(tmp, text, len, err) < 0)
+	if (write_file(dir, tmp, sizeof(tmp), text, len, err) < 0)
 		goto out;
 	if (rename(tmp, path) < 0) {
 		sn_error_set(err, "cannot rename %s to %s: %s", tmp, path,

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ static const char *const class_names[SN_CLASS_COUNT] = {
 	[SN_CLASS_HELPER_START] = "helper_start",
 	[SN_CLASS_PEER_FAILED] = "peer_failed",
 	[SN_CLASS_TRANSPORT] = "transport",
+	[SN_CLASS_FABRIC_SETUP] = "fabric_setup",
 };
 
 const char *sn_record_class_name(enum sn_record_class c)
@@ -55,15 +57,21 @@ enum sn_record_class sn_record_class_of_exit(int code)
 	case SN_WARMUP_TIMEOUT: return SN_CLASS_TIMEOUT;
 	case SN_WARMUP_PEER_FAILED: return SN_CLASS_PEER_FAILED;
 	case SN_WARMUP_TRANSPORT: return SN_CLASS_TRANSPORT;
+	case SN_WARMUP_FABRIC_SETUP: return SN_CLASS_FABRIC_SETUP;
 	default: return SN_CLASS_INTERNAL;
 	}
 }
 
 bool sn_record_class_is_own_fault(const char *name)
 {
-	/* The fabric warmup's other nodes: the node at fault has its own
-	 * record, with its own class. */
-	return strcmp(name, class_names[SN_CLASS_PEER_FAILED]) != 0;
+	/*
+	 * The fabric warmup's other nodes: the node at fault has its own
+	 * record, with its own class.  A coordination that could not start
+	 * (ports taken by other processes, MUNGE down) says nothing of the
+	 * node's GPUs or NCCL.
+	 */
+	return strcmp(name, class_names[SN_CLASS_PEER_FAILED]) != 0 &&
+	       strcmp(name, class_names[SN_CLASS_FABRIC_SETUP]) != 0;
 }
 
 /* "key":"escaped" or "key":null for an empty string. */
@@ -257,6 +265,100 @@ size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 	return l.len;
 }
 
+/* What a non-regular file is, for messages. */
+static const char *file_kind(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	return "a special file";
+}
+
+int sn_record_sink_check(int fd, const char *path, const char *label,
+			 struct sn_error *err)
+{
+	uid_t euid = geteuid();
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) < 0) {
+		sn_error_set(err, "cannot stat %s%s: %s", label, path,
+			     strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		sn_error_set(err, "%s%s: is %s, not a regular file; remove it or choose another path",
+			     label, path, file_kind(st.st_mode));
+		goto refused;
+	}
+	/* Root writes here: a file someone else owns is theirs to change. */
+	if (st.st_uid != euid) {
+		if (euid == 0)
+			sn_error_set(err, "%s%s: owned by uid %u, not root; remove it (a sink is root's, in a directory only root can write)",
+				     label, path, (unsigned int)st.st_uid);
+		else
+			sn_error_set(err, "%s%s: owned by uid %u, not uid %u (who writes it); remove it",
+				     label, path, (unsigned int)st.st_uid,
+				     (unsigned int)euid);
+		goto refused;
+	}
+	/* A hard link made by a user could be another root file. */
+	if (st.st_nlink != 1) {
+		sn_error_set(err, "%s%s: has %lu hard links, a sink must have one; remove it",
+			     label, path, (unsigned long)st.st_nlink);
+		goto refused;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		sn_error_set(err, "cannot use %s%s: %s", label, path,
+			     strerror(errno));
+		return -1;
+	}
+	return 0;
+refused:
+	errno = EINVAL;
+	return -1;
+}
+
+int sn_record_sink_open(const char *path, const char *label, int flags,
+			mode_t mode, struct sn_error *err)
+{
+	struct stat st;
+	int fd, e;
+
+	/* O_NONBLOCK: a FIFO planted here must not hang slurmstepd. */
+	fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+		  O_NOCTTY, mode);
+	if (fd < 0) {
+		e = errno;
+		/* A FIFO without a reader: ENXIO, say what it is instead. */
+		if (e == ENXIO && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			sn_error_set(err, "%s%s: is %s, not a regular file; remove it or choose another path",
+				     label, path, file_kind(st.st_mode));
+		else
+			sn_error_set(err, "cannot open %s%s: %s", label, path,
+				     strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (sn_record_sink_check(fd, path, label, err) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int sn_record_append(const char *pattern, const char *node, const char *line,
 		     size_t len, struct sn_error *err)
 {
@@ -268,14 +370,10 @@ int sn_record_append(const char *pattern, const char *node, const char *line,
 		sn_error_set(err, "%s: no path for node \"%s\"", pattern, node);
 		return -1;
 	}
-	/* O_NOFOLLOW: the sink is root's; a planted symlink is refused. */
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-		  O_NOFOLLOW | O_NOCTTY, 0640);
-	if (fd < 0) {
-		sn_error_set(err, "cannot open record_file %s: %s", path,
-			     strerror(errno));
+	fd = sn_record_sink_open(path, "record_file ",
+				 O_WRONLY | O_APPEND | O_CREAT, 0640, err);
+	if (fd < 0)
 		return -1;
-	}
 	/* One write(): O_APPEND makes it atomic against other appenders
 	 * of the same file on a local file system. */
 	n = write(fd, line, len);

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "warmup_result.h"
@@ -46,6 +47,8 @@ enum sn_record_class {
 	 */
 	SN_CLASS_PEER_FAILED,
 	SN_CLASS_TRANSPORT,	/* NCCL's network refused by policy (11) */
+	/* Fabric warmup could not coordinate (12): ports taken, no MUNGE. */
+	SN_CLASS_FABRIC_SETUP,
 	SN_CLASS_COUNT
 };
 
@@ -95,6 +98,23 @@ size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap);
  */
 int sn_record_append(const char *pattern, const char *node, const char *line,
 		     size_t len, struct sn_error *err);
+
+/*
+ * The sink files (record file, .prom file, its lock and temporary) are
+ * opened as root in slurmstepd and the Prolog, perhaps in a directory a
+ * careless admin left writable.  sn_record_sink_open() opens PATH with
+ * FLAGS | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY (MODE if it
+ * creates) and applies sn_record_sink_check(), which refuses anything
+ * but a regular file with one link owned by the effective uid (root
+ * there; the caller when run by hand or in a test), then clears
+ * O_NONBLOCK.  LABEL ("record_file " or "") starts every message, which
+ * names PATH and what was wrong.  Returns the descriptor, or -1 with ERR
+ * set (errno kept from a failed open(), EINVAL after a refusal).
+ */
+int sn_record_sink_open(const char *path, const char *label, int flags,
+			mode_t mode, struct sn_error *err);
+int sn_record_sink_check(int fd, const char *path, const char *label,
+			 struct sn_error *err);
 
 /* Sends LINE to syslog (LOG_DAEMON|LOG_INFO) as "spank-nccl: record {…}". */
 void sn_record_syslog(const char *line, size_t len);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "reuse.h"
 
@@ -327,6 +330,123 @@ int sn_reuse_stat_trusted(const struct stat *st, bool dir,
 		return -1;
 	}
 	return 0;
+}
+
+/* The executable's file name, " (deleted)" aside (replaced by an upgrade). */
+static bool exe_name(int at, const char *name, char *buf, size_t cap)
+{
+	static const char deleted[] = " (deleted)";
+	char link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	size_t len;
+
+	n = readlinkat(at, name, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	len = (size_t)n;
+	if (len > sizeof(deleted) - 1 &&
+	    strcmp(link + len - (sizeof(deleted) - 1), deleted) == 0)
+		link[len - (sizeof(deleted) - 1)] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	if (!*base || strlen(base) >= cap)
+		return false;
+	strcpy(buf, base);
+	return true;
+}
+
+/* Reads file NAME of directory AT into BUF (NUL-terminated); its length. */
+static ssize_t read_small(int at, const char *name, char *buf, size_t cap)
+{
+	int fd = openat(at, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * The real uid in a /proc/PID/status text; -1 if absent.  The one "Uid:"
+ * line: the kernel escapes a newline in "Name:" (a comm any user sets).
+ */
+static long real_uid(const char *status)
+{
+	const char *line = strstr(status, "\nUid:");
+	unsigned long u;
+
+	if (!line || sscanf(line + 5, "%lu", &u) != 1)
+		return -1;
+	return (long)u;
+}
+
+/*
+ * A slurmstepd of job JOB is a process with:
+ *  - the title "slurmstepd: [JOB." ("[JOB+" for a het job) that
+ *    slurmstepd.c:_set_job_log_prefix() sets (22.05 to 26.05).  Any user
+ *    can give a process that title (exec -a, argv rewriting; comm through
+ *    PR_SET_NAME), so it only says which job, never that it is Slurm's;
+ *  - real uid 0: slurmd starts slurmstepd as root and slurmstepd only
+ *    ever changes its effective uid (user_init runs with euid = the
+ *    user), while no user process has a real uid 0 (a setuid-root
+ *    program keeps its caller's);
+ *  - the executable this code runs in (PROC/self/exe: the plugin lives in
+ *    slurmstepd, whatever its path: /usr/sbin/slurmstepd, Debian's
+ *    slurmstepd-wlm, a prefix build), compared by file name, so a root
+ *    program started under a forged title (su, sudo, a setuid helper) is
+ *    not taken for it.  Not by inode: an upgrade replaces the binary
+ *    under running jobs.
+ * All three are read through one PROC/PID descriptor: a PID reused
+ * between the reads fails them instead of mixing two processes.  The
+ * owner of PROC/PID is not used: a non-dumpable user process shows as
+ * root's.  The slurmd spool's step sockets would need SlurmdSpoolDir,
+ * which SPANK does not give; cgroups depend on the proctrack plugin.
+ * What cannot be read does not count: at worst a live job's records go
+ * and its next step warms up again.
+ */
+bool sn_reuse_job_alive(const char *proc, uint32_t job)
+{
+	char want[48], want_het[48], self[256], exe[256], text[1024];
+	struct dirent *de;
+	bool alive = false;
+	DIR *d;
+	int dfd, pfd;
+
+	snprintf(want, sizeof(want), "slurmstepd: [%" PRIu32 ".", job);
+	snprintf(want_het, sizeof(want_het), "slurmstepd: [%" PRIu32 "+", job);
+	/* By path: valgrind answers "/proc/self/exe" with its guest. */
+	snprintf(text, sizeof(text), "%s/self/exe", proc);
+	if (!exe_name(AT_FDCWD, text, self, sizeof(self)))
+		return true;	/* cannot tell: keep the records */
+	d = opendir(proc);
+	if (!d)
+		return true;
+	dfd = dirfd(d);
+	while (!alive && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+			     O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0)
+			continue;
+		alive = read_small(pfd, "cmdline", text, 64) > 0 &&
+			(strncmp(text, want, strlen(want)) == 0 ||
+			 strncmp(text, want_het, strlen(want_het)) == 0) &&
+			read_small(pfd, "status", text, sizeof(text)) > 0 &&
+			real_uid(text) == 0 &&
+			exe_name(pfd, "exe", exe, sizeof(exe)) &&
+			strcmp(exe, self) == 0;
+		close(pfd);
+	}
+	closedir(d);
+	return alive;
 }
 
 void sn_reuse_job_dir_name(char *buf, size_t len, uint32_t job_id)

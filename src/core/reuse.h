@@ -93,6 +93,14 @@ bool sn_reuse_mode_covers(enum sn_warmup_mode have, enum sn_warmup_mode want);
 int sn_reuse_stat_trusted(const struct stat *st, bool dir,
 			  struct sn_error *why);
 
+/*
+ * Whether a slurmstepd of job JOB runs on this node, seen through PROC
+ * ("/proc"; a fake tree in tests).  A process title alone proves nothing
+ * (any user can set one); see reuse.c for what is checked.  True when
+ * PROC or PROC/self/exe cannot be read (cannot tell: keep the records).
+ */
+bool sn_reuse_job_alive(const char *proc, uint32_t job);
+
 /* "job-<ID>" and back. */
 void sn_reuse_job_dir_name(char *buf, size_t len, uint32_t job_id);
 bool sn_reuse_job_dir_parse(const char *name, uint32_t *job_id);

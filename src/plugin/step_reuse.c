@@ -16,8 +16,9 @@
  *  - Removal: the batch step's and the extern step's slurm_spank_exit()
  *    remove the job's directory (both run as root at the job's end on
  *    their nodes); a warmup step also removes the directories of jobs
- *    that have no slurmstepd left on this node ("slurmstepd: [JOB." is
- *    the process title slurmstepd.c:_set_job_log_prefix() sets).  Nothing
+ *    that have no slurmstepd left on this node (sn_reuse_job_alive: a
+ *    root process running slurmstepd's executable with the title
+ *    "slurmstepd: [JOB."; a title alone any user can forge).  Nothing
  *    runs for jobs that never use --nccl-warmup except one failing
  *    openat() in the batch/extern step's exit.
  */
@@ -139,40 +140,6 @@ static void remove_job_dir(int at, const char *name)
 			    strerror(errno));
 }
 
-/* True if some process on this node is a slurmstepd of job JOB. */
-static bool job_alive(uint32_t job)
-{
-	char want[48], want_het[48], path[64], title[64];
-	struct dirent *de;
-	bool alive = false;
-	ssize_t n;
-	DIR *proc;
-	int fd;
-
-	snprintf(want, sizeof(want), "slurmstepd: [%" PRIu32 ".", job);
-	snprintf(want_het, sizeof(want_het), "slurmstepd: [%" PRIu32 "+", job);
-	proc = opendir("/proc");
-	if (!proc)
-		return true;	/* cannot tell: keep the record */
-	while (!alive && (de = readdir(proc))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, title, sizeof(title) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		title[n] = '\0';
-		alive = strncmp(title, want, strlen(want)) == 0 ||
-			strncmp(title, want_het, strlen(want_het)) == 0;
-	}
-	closedir(proc);
-	return alive;
-}
-
 /* Removes the directories of other jobs that left this node. */
 static void sweep(int base, uint32_t own_job)
 {
@@ -185,7 +152,8 @@ static void sweep(int base, uint32_t own_job)
 	while ((de = readdir(d))) {
 		if (!sn_reuse_job_dir_parse(de->d_name, &job) || job == own_job)
 			continue;
-		if (job_alive(job))
+		/* Title, real uid 0 and executable: reuse.c says why. */
+		if (sn_reuse_job_alive("/proc", job))
 			continue;
 		remove_job_dir(base, de->d_name);
 		sn_log_info("warmup reuse: removed the records of job %" PRIu32 " (no step left on this node)",

@@ -128,6 +128,9 @@ static void add_fabric_args(const struct sn_plugin *p,
 	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
 	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
 		sn_transport_policy_name(p->cfg.fabric_refuse_socket));
+	if (p->cfg.fabric_munge_socket[0])
+		add_opt(argv, argc, "--" SN_HELPER_OPT_MUNGE_SOCKET,
+			p->cfg.fabric_munge_socket);
 }
 
 static int run_helper(struct sn_plugin *p, spank_t sp,
@@ -354,9 +357,13 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	     !run->outcome.timed_out && run->outcome.exited &&
 	     run->outcome.exit_code == SN_WARMUP_OK;
 
-	/* peer_failed: this node is fine, its earlier passes stay usable. */
+	/*
+	 * peer_failed, fabric_setup: nothing wrong with this node's GPUs or
+	 * NCCL was found, its earlier passes stay usable.
+	 */
 	if (!(run->outcome.exited &&
-	      run->outcome.exit_code == SN_WARMUP_PEER_FAILED) &&
+	      (run->outcome.exit_code == SN_WARMUP_PEER_FAILED ||
+	       run->outcome.exit_code == SN_WARMUP_FABRIC_SETUP)) &&
 	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
 				run->outcome.elapsed_ms) < 0)
 		rc = -1;

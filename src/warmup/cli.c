@@ -23,7 +23,8 @@ void wu_cli_usage(void)
 	      "                   [--job-id ID --step-id ID]\n"
 	      "                   [--node-index I --nodes N --nodelist HOSTLIST]\n"
 	      "                   [--fabric-ports LO-HI] [--fabric-root ADDR]\n"
-	      "                   [--fabric-transport any|no-socket] [--help] [--version]\n"
+	      "                   [--fabric-transport any|no-socket]\n"
+	      "                   [--munge-socket PATH] [--help] [--version]\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
 	      "communicator over them.  Exit status 0 when ready; see nccl-warmup(1).\n"
@@ -60,7 +61,10 @@ void wu_cli_usage(void)
 	      "                     (default: the first node of --nodelist, resolved)\n"
 	      "  --fabric-transport any|no-socket\n"
 	      "                     no-socket: NCCL's NET/Socket between the nodes\n"
-	      "                     fails the warmup (exit 11; default any)\n",
+	      "                     fails the warmup (exit 11; default any)\n"
+	      "  --munge-socket PATH\n"
+	      "                     munged's socket, which authenticates the step's\n"
+	      "                     nodes to each other (default: libmunge's)\n",
 	      stdout);
 }
 
@@ -182,6 +186,15 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 				 "invalid --%s '%.40s': give any or no-socket",
 				 SN_HELPER_OPT_FABRIC_TRANSPORT, v);
 		return rc;
+	case 'M':
+		if (v[0] != '/' || strlen(v) >= sizeof(o->munge_socket)) {
+			snprintf(err, len,
+				 "invalid --%s '%.80s': give the absolute path of munged's socket",
+				 SN_HELPER_OPT_MUNGE_SOCKET, v);
+			return -1;
+		}
+		snprintf(o->munge_socket, sizeof(o->munge_socket), "%s", v);
+		return 0;
 	case 'N':
 		return parse_nccl_path(SN_HELPER_OPT_NCCL, v, o->nccl_user,
 				       sizeof(o->nccl_user), err, len);
@@ -210,6 +223,7 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_FABRIC_PORTS, required_argument, NULL, 'P' },
 	{ "fabric-root", required_argument, NULL, 'R' },
 	{ SN_HELPER_OPT_FABRIC_TRANSPORT, required_argument, NULL, 'T' },
+	{ SN_HELPER_OPT_MUNGE_SOCKET, required_argument, NULL, 'M' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },

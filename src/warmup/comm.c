@@ -160,15 +160,18 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 			return wu_cuda_fail(run, crc, "cuMemGetInfo");
 	}
 	/*
-	 * Fabric mode: NCCL_COMM_ID is set, so ncclGetUniqueId only encodes
-	 * that address, the same on every node, and the ncclCommInitRank of
-	 * rank 0 opens the bootstrap root there (NCCL src/bootstrap.cc,
-	 * bootstrapGetUniqueId; src/init.cc).
+	 * Fabric mode: the root's ncclGetUniqueId, handed to every node by
+	 * the authenticated coordination (fabric_run.c); NCCL's bootstrap
+	 * root already listens in the root's process.
 	 */
-	wu_doing(run, "ncclGetUniqueId");
-	rc = nc->get_unique_id(&id);
-	if (rc != ncclSuccess)
-		return wu_nccl_fail(run, rc, NULL, "ncclGetUniqueId");
+	if (run->fabric.has_nccl_id) {
+		memcpy(id.internal, run->fabric.nccl_id, sizeof(id.internal));
+	} else {
+		wu_doing(run, "ncclGetUniqueId");
+		rc = nc->get_unique_id(&id);
+		if (rc != ncclSuccess)
+			return wu_nccl_fail(run, rc, NULL, "ncclGetUniqueId");
+	}
 
 	wu_doing(run, "ncclCommInitRankConfig");
 	rc = nc->group_start();

@@ -14,65 +14,132 @@
 
 #include "fabric_io.h"
 
+/* One line from FD into LINE by UNTIL: 1, 0 timeout, -1 closed/garbage. */
+static int recv_line(int fd, char *buf, size_t *blen, int64_t until,
+		     char *line)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int r = fabric_take_line(buf, blen, line);
+
+		if (r != 0)
+			return r;
+		r = poll(&pfd, 1, fabric_ms_left(until));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return 0;
+		if (r < 0 || !fabric_fill(fd, buf, blen))
+			return -1;
+	}
+}
+
+/* A socket to the root's PORT from this node's own address, connected. */
+static int dial(const struct fabric_plan *p, unsigned int port,
+		int64_t until, struct sn_error *err)
+{
+	struct sockaddr_storage ss, self;
+	socklen_t sl = fabric_make_addr(p->root_addr, port, &ss), el;
+	struct pollfd pfd;
+	int fd, r, soerr = 0;
+
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		sn_error_set(err, "socket: %s", strerror(errno));
+		return -2;
+	}
+	/*
+	 * From the address of this node's name: the root accepts node I
+	 * only from there.  An address this host does not have is left to
+	 * the kernel's route (the root then says so in its REFUSE).
+	 */
+	if (p->self_addr[0]) {
+		el = fabric_make_addr(p->self_addr, 0, &self);
+		if (el && self.ss_family == ss.ss_family)
+			bind(fd, (struct sockaddr *)&self, el);
+	}
+	r = connect(fd, (struct sockaddr *)&ss, sl);
+	if (r < 0 && errno == EINPROGRESS) {
+		el = sizeof(soerr);
+		pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		r = poll(&pfd, 1, fabric_ms_left(until)) == 1 &&
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) == 0 &&
+		    soerr == 0 ? 0 : -1;
+	}
+	if (r == 0)
+		r = fcntl(fd, F_SETFL, 0);	/* blocking from here */
+	if (r < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * A member: tries the candidate ports in turn until the root answers
- * HELLO with WELCOME.  A port where nothing listens yet, or where another
- * program or step answers, is passed over; the root took the first one
- * it could bind, so the rounds find it as soon as it listens.
+ * HELLO with a WELCOME it sealed for this connection.  A port where
+ * nothing listens yet is tried again in the next round (the root took
+ * the first one it could bind, so the rounds find it as soon as it
+ * listens); a port whose listener answers without the job's seal is
+ * another program, another user's, or a squatter: logged, never tried
+ * again, and nothing it said is kept.  *SQUATTED: every port was one.
  */
 static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *hello,
-			  int64_t deadline_ms, struct sn_error *err)
+			  int64_t deadline_ms, bool *squatted,
+			  struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
-	unsigned int k = 0, round_ms = 20;
-	char refused[SN_FABRIC_TEXT_MAX] = "";
+	unsigned int k = 0, round_ms = 20, n_impostors = 0;
+	uint64_t impostor = 0;
+	char refused[SN_FABRIC_TEXT_MAX] = "", root[SN_HOSTNAME_MAX];
 
-	while (fabric_ms_left(deadline_ms) > 0) {
+	*squatted = false;
+	while (fabric_ms_left(deadline_ms) > 0 && n_impostors < p->attempts) {
 		unsigned int port = sn_fabric_port(&p->ports, p->jobid,
 						   p->stepid, k);
-		struct sockaddr_storage ss;
-		socklen_t sl = fabric_make_addr(p->root_addr, port, &ss);
 		int64_t until = fabric_now_ms() + TRY_CONNECT_MS;
 		struct sn_fabric_msg reply;
-		struct sn_error e;
-		struct pollfd pfd;
-		int fd, r, soerr = 0;
-		socklen_t el = sizeof(soerr);
+		struct sn_error e = { "" };
+		char line[SN_FABRIC_MSG_MAX], where[FABRIC_ADDR_MAX + 8];
+		int fd = -1, r;
 
 		if (until > deadline_ms)
 			until = deadline_ms;
-		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0) {
-			sn_error_set(err, "socket: %s", strerror(errno));
+		if (!(impostor & (1ULL << k)))
+			fd = dial(p, port, until, err);
+		if (fd == -2)
 			return -1;
+		/* Sealed for this connection: its endpoints are in the seal. */
+		if (fd >= 0 && fabric_send_sealed(fd, (struct sn_fabric_msg *)hello,
+						  p, &e) < 0) {
+			close(fd);
+			fd = -1;
 		}
-		r = connect(fd, (struct sockaddr *)&ss, sl);
-		if (r < 0 && errno == EINPROGRESS) {
-			pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-			r = poll(&pfd, 1, fabric_ms_left(until)) == 1 &&
-			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) == 0 &&
-			    soerr == 0 ? 0 : -1;
-		}
-		if (r == 0)
-			r = fcntl(fd, F_SETFL, 0);	/* blocking from here */
-		if (r == 0 && fabric_send_msg(fd, (struct sn_fabric_msg *)hello, p, &e) == 0) {
+		if (fd >= 0) {
 			c->rlen = 0;
 			until = fabric_now_ms() + TRY_REPLY_MS;
 			if (until > deadline_ms)
 				until = deadline_ms;
-			r = fabric_recv_msg(fd, c->rbuf, &c->rlen, until, &reply, &e);
-			if (r > 0 && reply.jobid == p->jobid &&
-			    reply.stepid == p->stepid) {
+			r = recv_line(fd, c->rbuf, &c->rlen, until, line);
+			if (r > 0 && fabric_open_sealed(fd, line, p, &reply, &e) ==
+				     FABRIC_UNSEAL_OK) {
 				if (reply.type == SN_FMSG_WELCOME) {
 					c->fd = fd;
+					c->port = port;
 					return 0;
 				}
 				if (reply.type == SN_FMSG_REFUSE)
 					snprintf(refused, sizeof(refused),
 						 "port %u: %s", port, reply.text);
+			} else if (r > 0) {
+				snprintf(where, sizeof(where), "%s port %u",
+					 p->root_addr, port);
+				fabric_stranger(c, where, e.msg);
+				impostor |= 1ULL << k;
+				n_impostors++;
 			}
+			close(fd);
 		}
-		close(fd);
 		if (++k == p->attempts) {
 			/* A full round without the root: it may not listen yet. */
 			k = 0;
@@ -82,18 +149,54 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 				round_ms *= 2;
 		}
 	}
+	fabric_node_name(p, 0, root, sizeof(root));
+	if (n_impostors == p->attempts) {
+		char ports[64];
+
+		*squatted = true;
+		fabric_candidates(p, ports, sizeof(ports));
+		sn_error_set(err, "ports %s on %s are all taken by other processes (none answered as this step's root, sealed by the job's user)",
+			     ports, root);
+		return -1;
+	}
 	sn_error_set(err, "could not reach the fabric root at %s on its ports for step %u.%u (%u-%u)%s%s",
 		     p->root_addr, p->jobid, p->stepid, p->ports.lo, p->ports.hi,
 		     refused[0] ? "; refused: " : "", refused);
 	return -1;
 }
 
+/* Root and members: MUNGE answers here, before anyone is waited for. */
+static int auth_works(const struct fabric_plan *p, struct sn_error *err)
+{
+	char cred[SN_FABRIC_CRED_MAX];
+
+	if (!p->auth) {
+		sn_error_set(err, "no MUNGE context for the fabric coordination");
+		return -1;
+	}
+	return fabric_auth_seal(p->auth, "SNFB2 check", 11, cred, sizeof(cred),
+				err);
+}
+
+/* The member's view of what the root said: bounded by its own plan. */
+static bool root_says_sense(const struct fabric_plan *p,
+			    const struct sn_fabric_msg *m)
+{
+	if (m->type == SN_FMSG_GO)
+		return (uint64_t)m->rank_base + p->gpus <= m->nranks;
+	if (m->type == SN_FMSG_ABORT || m->type == SN_FMSG_VERDICT)
+		return m->blame == SN_FABRIC_NO_BLAME || m->blame < p->nodes;
+	return true;
+}
+
 int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		      uint32_t local_status, const char *local_text,
+		      const unsigned char *nccl_id,
 		      int64_t deadline_ms, struct fabric_go *go,
 		      struct fabric_outcome *out, struct sn_error *err)
 {
 	struct sn_fabric_msg m = { .type = SN_FMSG_HELLO };
+	bool squatted;
 	uint32_t i;
 	int r;
 
@@ -109,6 +212,17 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 			     plan->index, plan->nodes, plan->attempts);
 		return -1;
 	}
+	if (plan->attempts > 64 || plan->nodes > SN_FABRIC_NODES_MAX ||
+	    plan->gpus > SN_FABRIC_GPUS_MAX) {
+		sn_error_set(err, "fabric plan: %u nodes, %u GPUs, %u ports: beyond the protocol's bounds",
+			     plan->nodes, plan->gpus, plan->attempts);
+		return -1;
+	}
+	if (auth_works(plan, err) < 0) {
+		fabric_set_outcome(out, SN_WARMUP_FABRIC_SETUP, plan->index,
+				   "failed: %s", err->msg);
+		return -1;
+	}
 	if (plan->index == 0) {
 		c->conns = calloc(plan->nodes, sizeof(*c->conns));
 		if (!c->conns) {
@@ -119,7 +233,8 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		for (i = 0; i < plan->nodes; i++)
 			c->conns[i].fd = -1;
 		if (fabric_root_listen(c, err) < 0) {
-			fabric_set_outcome(out, SN_WARMUP_INTERNAL, plan->index,
+			/* Taken ports are not this node's GPUs' or NCCL's fault. */
+			fabric_set_outcome(out, SN_WARMUP_FABRIC_SETUP, plan->index,
 					   "failed: %s", err->msg);
 			return -1;
 		}
@@ -128,7 +243,7 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		close(c->listen_fd);
 		c->listen_fd = -1;
 		return fabric_root_decide(c, local_status, local_text ? local_text : "",
-				   go, out, err);
+					  nccl_id, go, out, err);
 	}
 	m.index = plan->index;
 	m.nodes = plan->nodes;
@@ -142,16 +257,22 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 	 * node the time to name the root before the watchdog's hard deadline.
 	 */
 	if (member_connect(c, &m, fabric_root_join_deadline(deadline_ms),
-			   err) < 0) {
-		fabric_set_outcome(out, SN_WARMUP_TIMEOUT, 0,
+			   &squatted, err) < 0) {
+		fabric_set_outcome(out, squatted ? SN_WARMUP_FABRIC_SETUP :
+				   SN_WARMUP_TIMEOUT, 0,
 				   "could not be reached: %s", err->msg);
 		return -1;
 	}
 	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
+	if (r > 0 && !root_says_sense(plan, &m)) {
+		sn_error_set(err, "the fabric root sent %s outside the step's bounds",
+			     sn_fabric_msg_name(m.type));
+		r = -1;
+	}
 	if (r > 0 && m.type == SN_FMSG_GO) {
 		go->rank_base = m.rank_base;
 		go->nranks = m.nranks;
-		go->port = m.port;
+		memcpy(go->nccl_id, m.nccl_id, sizeof(go->nccl_id));
 		return 0;
 	}
 	if (r > 0 && m.type == SN_FMSG_ABORT) {
@@ -192,6 +313,8 @@ int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out)
 		if (!memchr(c->rbuf, '\n', c->rlen) && poll(&pfd, 1, 0) != 1)
 			return 0;
 		r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, fabric_now_ms(), &m, &e);
+		if (r > 0 && !root_says_sense(&c->plan, &m))
+			r = -1;
 		if (r > 0 && m.type == SN_FMSG_VERDICT) {
 			fabric_set_outcome(&c->verdict, m.status, m.blame, "%s", m.text);
 			c->verdict_known = true;
@@ -241,7 +364,7 @@ int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
 		return 0;
 	}
 	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
-	if (r > 0 && m.type == SN_FMSG_VERDICT) {
+	if (r > 0 && m.type == SN_FMSG_VERDICT && root_says_sense(&c->plan, &m)) {
 		fabric_set_outcome(out, m.status, m.blame, "%s", m.text);
 		return 0;
 	}

@@ -4,11 +4,18 @@
  * NCCL's own bootstrap (messages: src/core/fabric_msg.h).  The helper on
  * node index 0 (the root) listens on the first free port of the step's
  * candidates (src/core/fabric_addr.h); every other node's helper finds it
- * there, says who it is and how its node-local checks went, and gets
- * either GO (its NCCL rank base, the rank count and the NCCL bootstrap
- * port) or ABORT naming the node at fault.  After the collectives each
- * node reports DONE and the root sends one VERDICT naming the node at
- * fault, if any.  Every wait ends at the caller's deadline.
+ * there, says who it is and how its node-local checks went (a HELLO
+ * sealed with MUNGE, fabric_auth.h), and gets either GO (its NCCL rank
+ * base, the rank count and NCCL's unique id) or ABORT naming the node at
+ * fault.  After the collectives each node reports DONE and the root sends
+ * one VERDICT naming the node at fault, if any.  Every wait ends at the
+ * caller's deadline.
+ *
+ * Trust: the root acts only on a HELLO that a process of the job's user
+ * sealed for that very connection, from an address of the node it
+ * claims to be; a member acts only on a root that sealed its WELCOME the
+ * same way.  Anything else is closed unanswered, counted and logged
+ * (syslog, LOG_AUTHPRIV), never blamed on a node.
  */
 #ifndef WU_FABRIC_COORD_H
 #define WU_FABRIC_COORD_H
@@ -19,11 +26,13 @@
 
 #include "error.h"
 #include "fabric_addr.h"
+#include "fabric_auth.h"
 #include "fabric_msg.h"
 #include "helper_protocol.h"
 
 #define FABRIC_ADDR_MAX 64	/* numeric IPv4/IPv6 text */
 #define FABRIC_ATTEMPTS_DEFAULT 8
+#define FABRIC_LOG_PEERS 16	/* addresses logged one by one, then a count */
 
 struct fabric_plan {
 	uint32_t jobid;
@@ -34,8 +43,23 @@ struct fabric_plan {
 	char node[SN_HOSTNAME_MAX];
 	const char *nodelist;	/* the step's, to name nodes; may be NULL */
 	char root_addr[FABRIC_ADDR_MAX];	/* numeric, the root's NodeAddr */
+	/* Numeric, this node's own address to connect from ("": any). */
+	char self_addr[FABRIC_ADDR_MAX];
 	struct sn_port_range ports;
 	unsigned int attempts;	/* candidate ports tried */
+	struct fabric_auth *auth;	/* MUNGE, open (fabric_auth.h) */
+	/*
+	 * Root: accept node I only from an address its name in NODELIST
+	 * resolves to (off only in tests that have no such names).
+	 */
+	bool check_peer_addr;
+};
+
+/* Connections the root or a member refused: not the step's. */
+struct fabric_strangers {
+	unsigned int refused;
+	unsigned int logged;
+	char addr[FABRIC_LOG_PEERS][FABRIC_ADDR_MAX];
 };
 
 struct fabric_conn;
@@ -51,7 +75,7 @@ struct fabric_coord {
 	struct fabric_plan plan;
 	int fd;			/* member: connection to the root */
 	int listen_fd;		/* root */
-	unsigned int port;	/* where the root listens */
+	unsigned int port;	/* where the root listens (0: not known) */
 	struct fabric_conn *conns;	/* root: one per node index */
 	char rbuf[SN_FABRIC_MSG_MAX];
 	size_t rlen;
@@ -60,12 +84,14 @@ struct fabric_coord {
 	/* The step's verdict, once known (early: a node failed). */
 	bool verdict_known;
 	struct fabric_outcome verdict;
+	struct fabric_strangers strangers;
 };
 
 struct fabric_go {
 	uint32_t rank_base;
 	uint32_t nranks;
-	unsigned int port;	/* NCCL bootstrap port on the root */
+	/* NCCL's unique id, made by the root's ncclGetUniqueId */
+	unsigned char nccl_id[SN_FABRIC_NCCL_ID_BYTES];
 };
 
 /* Milliseconds on the monotonic clock. */
@@ -73,7 +99,9 @@ int64_t fabric_now_ms(void);
 
 /*
  * Joins the step's fabric warmup with this node's LOCAL_STATUS (0 ok,
- * else the node-local check's exit code; LOCAL_TEXT says why).
+ * else the node-local check's exit code; LOCAL_TEXT says why).  The
+ * root hands out NCCL_ID (ncclGetUniqueId's, made before; NULL on the
+ * other nodes, and on the root when its local checks failed).
  * Returns 0 with GO filled, 1 with OUT filled when the warmup is
  * aborted (OUT names the node at fault), -1 with ERR set when this node
  * could not take part (its own fault, e.g. the root unreachable: ERR says
@@ -81,6 +109,7 @@ int64_t fabric_now_ms(void);
  */
 int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		      uint32_t local_status, const char *local_text,
+		      const unsigned char *nccl_id,
 		      int64_t deadline_ms, struct fabric_go *go,
 		      struct fabric_outcome *out, struct sn_error *err);
 
@@ -111,6 +140,8 @@ int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out);
  */
 int fabric_resolve(const char *host, bool allow_loopback, char *addr,
 		   size_t len, struct sn_error *err);
+/* Whether numeric ADDR is a loopback address (a test or one-host run). */
+bool fabric_is_loopback(const char *addr);
 
 /* Closes every socket; nothing is left listening. */
 void fabric_coord_close(struct fabric_coord *c);

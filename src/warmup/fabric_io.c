@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -50,6 +51,21 @@ socklen_t fabric_make_addr(const char *addr, unsigned int port,
 	return 0;
 }
 
+void fabric_candidates(const struct fabric_plan *p, char *out, size_t len)
+{
+	unsigned int first = sn_fabric_port(&p->ports, p->jobid, p->stepid, 0);
+	unsigned int last = sn_fabric_port(&p->ports, p->jobid, p->stepid,
+					   p->attempts - 1);
+
+	if (p->attempts >= p->ports.hi - p->ports.lo + 1)
+		snprintf(out, len, "%u-%u", p->ports.lo, p->ports.hi);
+	else if (first <= last)
+		snprintf(out, len, "%u-%u", first, last);
+	else
+		snprintf(out, len, "%u-%u and %u-%u", first, p->ports.hi,
+			 p->ports.lo, last);
+}
+
 /* Names node INDEX from the step's node list, or by its index. */
 void fabric_node_name(const struct fabric_plan *p, uint32_t index,
 		      char *out, size_t len)
@@ -65,31 +81,132 @@ void fabric_node_name(const struct fabric_plan *p, uint32_t index,
 		snprintf(out, len, "node index %u", index);
 }
 
-int fabric_send_msg(int fd, struct sn_fabric_msg *m, const struct fabric_plan *p,
+static int send_all(int fd, const char *line, size_t len, const char *what,
 		    struct sn_error *err)
 {
-	char line[SN_FABRIC_MSG_MAX];
-	size_t len, off = 0;
+	size_t off = 0;
 
-	m->jobid = p->jobid;
-	m->stepid = p->stepid;
-	if (sn_fabric_msg_encode(m, line, sizeof(line), err) < 0)
-		return -1;
-	len = strlen(line);
 	while (off < len) {
 		ssize_t n = send(fd, line + off, len - off, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			sn_error_set(err, "sending %s: %s",
-				     sn_fabric_msg_name(m->type),
-				     strerror(errno));
+			sn_error_set(err, "sending %s: %s", what,
+				     n < 0 ? strerror(errno) : "closed");
 			return -1;
 		}
 		off += (size_t)n;
 	}
 	return 0;
+}
+
+int fabric_send_msg(int fd, struct sn_fabric_msg *m, const struct fabric_plan *p,
+		    struct sn_error *err)
+{
+	char line[SN_FABRIC_MSG_MAX];
+
+	m->jobid = p->jobid;
+	m->stepid = p->stepid;
+	if (sn_fabric_msg_encode(m, line, sizeof(line), err) < 0)
+		return -1;
+	return send_all(fd, line, strlen(line), sn_fabric_msg_name(m->type),
+			err);
+}
+
+/* ADDR:PORT of a socket address, as sn_fabric_endpoint writes it. */
+static int endpoint_of(const struct sockaddr_storage *ss, socklen_t sl,
+		       char *out, size_t len)
+{
+	char host[FABRIC_ADDR_MAX], serv[16];
+	struct sn_error ignored;
+
+	if (getnameinfo((const struct sockaddr *)ss, sl, host, sizeof(host),
+			serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		return -1;
+	return sn_fabric_endpoint(out, len, host, (unsigned int)atoi(serv),
+				  &ignored);
+}
+
+int fabric_endpoints(int fd, char *local, char *peer, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    endpoint_of(&ss, sl, local, len) < 0)
+		return -1;
+	sl = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    endpoint_of(&ss, sl, peer, len) < 0)
+		return -1;
+	return 0;
+}
+
+void fabric_peer_addr(int fd, char *addr, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    getnameinfo((const struct sockaddr *)&ss, sl, addr, (socklen_t)len,
+			NULL, 0, NI_NUMERICHOST) != 0)
+		snprintf(addr, len, "an unknown address");
+}
+
+int fabric_send_sealed(int fd, struct sn_fabric_msg *m,
+		       const struct fabric_plan *p, struct sn_error *err)
+{
+	char local[SN_ENDPOINT_MAX], peer[SN_ENDPOINT_MAX];
+	char payload[SN_FABRIC_PAYLOAD_MAX], cred[SN_FABRIC_CRED_MAX];
+	char line[SN_FABRIC_MSG_MAX];
+
+	m->jobid = p->jobid;
+	m->stepid = p->stepid;
+	if (fabric_endpoints(fd, local, peer, sizeof(local)) < 0) {
+		sn_error_set(err, "the connection's addresses: %s",
+			     strerror(errno));
+		return -1;
+	}
+	if (sn_fabric_seal_text(m, local, peer, payload, sizeof(payload),
+				err) < 0 ||
+	    fabric_auth_seal(p->auth, payload, strlen(payload), cred,
+			     sizeof(cred), err) < 0 ||
+	    sn_fabric_auth_line(cred, line, sizeof(line), err) < 0)
+		return -1;
+	return send_all(fd, line, strlen(line), sn_fabric_msg_name(m->type),
+			err);
+}
+
+enum fabric_unseal fabric_open_sealed(int fd, const char *line,
+				      const struct fabric_plan *p,
+				      struct sn_fabric_msg *m,
+				      struct sn_error *err)
+{
+	char local[SN_ENDPOINT_MAX], peer[SN_ENDPOINT_MAX];
+	char payload[SN_FABRIC_PAYLOAD_MAX], cred[SN_FABRIC_CRED_MAX];
+	size_t len = sizeof(payload);
+	enum fabric_unseal r;
+
+	if (sn_fabric_auth_cred(line, cred, sizeof(cred), err) < 0)
+		return FABRIC_UNSEAL_INVALID;
+	r = fabric_auth_unseal(p->auth, cred, payload, &len, err);
+	if (r != FABRIC_UNSEAL_OK)
+		return r;
+	/* Sealed by the other end: its FROM is our peer, its TO is us. */
+	if (fabric_endpoints(fd, local, peer, sizeof(local)) < 0) {
+		sn_error_set(err, "the connection's addresses: %s",
+			     strerror(errno));
+		return FABRIC_UNSEAL_INVALID;
+	}
+	if (sn_fabric_unseal_text(payload, len, peer, local, m, err) < 0)
+		return FABRIC_UNSEAL_INVALID;
+	if (m->jobid != p->jobid || m->stepid != p->stepid) {
+		sn_error_set(err, "sealed for step %u.%u, not %u.%u",
+			     m->jobid, m->stepid, p->jobid, p->stepid);
+		return FABRIC_UNSEAL_INVALID;
+	}
+	return FABRIC_UNSEAL_OK;
 }
 
 /*
@@ -154,6 +271,32 @@ int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
 	}
 }
 
+void fabric_stranger(struct fabric_coord *c, const char *addr,
+		     const char *why)
+{
+	struct fabric_strangers *s = &c->strangers;
+	unsigned int i;
+
+	s->refused++;
+	for (i = 0; i < s->logged && i < FABRIC_LOG_PEERS; i++)
+		if (strcmp(s->addr[i], addr) == 0)
+			return;
+	if (s->logged < FABRIC_LOG_PEERS)
+		snprintf(s->addr[s->logged], sizeof(s->addr[0]), "%s", addr);
+	else if (s->logged > FABRIC_LOG_PEERS)
+		return;
+	s->logged++;
+	if (s->logged > FABRIC_LOG_PEERS)
+		syslog(LOG_AUTHPRIV | LOG_WARNING,
+		       "spank-nccl: fabric warmup of step %u.%u on %s: connections from more than %d addresses refused: the rest are not logged one by one",
+		       c->plan.jobid, c->plan.stepid, c->plan.node,
+		       FABRIC_LOG_PEERS);
+	else
+		syslog(LOG_AUTHPRIV | LOG_WARNING,
+		       "spank-nccl: fabric warmup of step %u.%u on %s: refused a connection from %s: %s",
+		       c->plan.jobid, c->plan.stepid, c->plan.node, addr, why);
+}
+
 void fabric_set_outcome(struct fabric_outcome *out, uint32_t status,
 			uint32_t blame, const char *fmt, ...)
 {
@@ -171,6 +314,14 @@ static bool is_loopback(const struct sockaddr *sa)
 	if (sa->sa_family == AF_INET)
 		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
 	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+bool fabric_is_loopback(const char *addr)
+{
+	struct sockaddr_storage ss;
+
+	return fabric_make_addr(addr, 0, &ss) &&
+	       is_loopback((const struct sockaddr *)&ss);
 }
 
 int fabric_resolve(const char *host, bool allow_loopback, char *addr,

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ int fabric_root_listen(struct fabric_coord *c, struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
 	struct sockaddr_storage ss;
+	char ports[64];
 	unsigned int k;
 	int one = 1;
 
@@ -33,8 +35,12 @@ int fabric_root_listen(struct fabric_coord *c, struct sn_error *err)
 			return -1;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		/*
+		 * The kernel's largest backlog: strangers that fill a small
+		 * one would make the members' SYNs wait out retransmits.
+		 */
 		if (bind(fd, (struct sockaddr *)&ss, sl) == 0 &&
-		    listen(fd, (int)(p->nodes < 4096 ? p->nodes : 4096)) == 0) {
+		    listen(fd, SOMAXCONN) == 0) {
 			c->listen_fd = fd;
 			c->port = port;
 			c->join_started_ms = fabric_now_ms();
@@ -48,157 +54,239 @@ int fabric_root_listen(struct fabric_coord *c, struct sn_error *err)
 			return -1;
 		}
 	}
-	sn_error_set(err, "all %u candidate ports for step %u.%u in %u-%u are taken on %s: widen fabric_ports or free them",
-		     p->attempts, p->jobid, p->stepid, p->ports.lo, p->ports.hi,
-		     p->node);
+	fabric_candidates(p, ports, sizeof(ports));
+	sn_error_set(err, "ports %s on %s are all taken by other processes (the %u candidates of step %u.%u in fabric_ports=%u-%u; ss -ltnp names them): free them or widen fabric_ports",
+		     ports, p->node, p->attempts, p->jobid, p->stepid,
+		     p->ports.lo, p->ports.hi);
 	return -1;
 }
 
-/* The NCCL bootstrap port: the first candidate after ours that binds. */
-static unsigned int pick_nccl_port(const struct fabric_coord *c)
+/* Whether ADDR (numeric) is an address of node INDEX's name. */
+static bool peer_is_node(const struct fabric_plan *p, uint32_t index,
+			 const char *addr)
 {
-	const struct fabric_plan *p = &c->plan;
-	struct sockaddr_storage ss;
-	unsigned int k, port = 0;
-	int one = 1;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM };
+	char name[SN_HOSTNAME_MAX], host[FABRIC_ADDR_MAX];
+	struct addrinfo *res, *ai;
+	struct sn_error ignored;
+	bool found = false;
 
-	for (k = 0; k < 2 * p->attempts; k++)
-		if (sn_fabric_port(&p->ports, p->jobid, p->stepid, k) == c->port)
-			break;
-	for (k++; k < 3 * p->attempts; k++) {
-		socklen_t sl;
-		int fd;
-
-		port = sn_fabric_port(&p->ports, p->jobid, p->stepid, k);
-		if (port == c->port)
-			continue;
-		sl = fabric_make_addr(p->root_addr, port, &ss);
-		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			break;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, (struct sockaddr *)&ss, sl) == 0) {
-			close(fd);
-			return port;
-		}
-		close(fd);
-	}
-	return port;
+	if (!p->check_peer_addr)
+		return true;
+	if (!p->nodelist ||
+	    sn_hostlist_nth(p->nodelist, index, name, sizeof(name), &ignored) < 0 ||
+	    getaddrinfo(name, NULL, &hints, &res) != 0)
+		return false;
+	for (ai = res; ai && !found; ai = ai->ai_next)
+		found = getnameinfo(ai->ai_addr, ai->ai_addrlen, host,
+				    sizeof(host), NULL, 0, NI_NUMERICHOST) == 0 &&
+			strcmp(host, addr) == 0;
+	freeaddrinfo(res);
+	return found;
 }
 
-/* Checks a HELLO against the plan and the nodes already joined. */
+/* Checks an authenticated HELLO against the plan and the nodes joined. */
 static const char *hello_problem(const struct fabric_coord *c,
-				 const struct sn_fabric_msg *m)
+				 const struct sn_fabric_msg *m,
+				 const char *addr)
 {
 	if (m->type != SN_FMSG_HELLO)
 		return "expected HELLO";
-	if (m->jobid != c->plan.jobid || m->stepid != c->plan.stepid)
-		return "this port belongs to another step";
 	if (m->nodes != c->plan.nodes)
 		return "node count differs from the root's";
 	if (m->index == c->plan.index)
 		return "node index is the root's";
 	if (c->conns[m->index].state != CONN_NONE)
 		return "node index already joined";
+	if (!peer_is_node(&c->plan, m->index, addr))
+		return "the connection does not come from an address of that node";
 	return NULL;
 }
 
 struct pending {
 	int fd;
+	int64_t until;		/* its sealed HELLO by then, or closed */
+	char addr[FABRIC_ADDR_MAX];
 	char rbuf[SN_FABRIC_MSG_MAX];
 	size_t rlen;
 };
 
-/* Reads from pending connection P; moves it to conns once identified. */
-static void serve_pending(struct fabric_coord *c, struct pending *pd,
-			  uint32_t *joined)
+struct pending_set {
+	struct pending *p;
+	size_t n, cap;
+};
+
+static void drop_pending(struct pending_set *ps, size_t i)
 {
-	struct sn_fabric_msg m;
-	struct sn_error e;
+	close(ps->p[i].fd);
+	ps->p[i] = ps->p[--ps->n];
+}
+
+/*
+ * Reads from pending connection PD.  1: it is gone (joined or dropped),
+ * 0: no complete line yet.  Nothing but a HELLO that a process of the
+ * job's user sealed for this connection is acted on; the rest is closed
+ * unanswered and logged.
+ */
+static int serve_pending(struct fabric_coord *c, struct pending *pd,
+			 uint32_t *joined)
+{
+	struct sn_fabric_msg m, reply = { .type = SN_FMSG_WELCOME };
+	struct sn_error e = { "" };
 	char line[SN_FABRIC_MSG_MAX];
 	const char *why;
+	struct fabric_conn *fc;
 	int r;
 
-	if (!fabric_fill(pd->fd, pd->rbuf, &pd->rlen))
-		goto drop;
+	if (!fabric_fill(pd->fd, pd->rbuf, &pd->rlen)) {
+		fabric_stranger(c, pd->addr, "closed before it said who it is");
+		return 1;
+	}
 	r = fabric_take_line(pd->rbuf, &pd->rlen, line);
 	if (r == 0)
-		return;
-	if (r < 0 || sn_fabric_msg_decode(line, &m, &e) < 0)
-		goto drop;
-	why = hello_problem(c, &m);
-	if (why) {
-		struct sn_fabric_msg no = { .type = SN_FMSG_REFUSE };
-
-		snprintf(no.text, sizeof(no.text), "%s", why);
-		fabric_send_msg(pd->fd, &no, &c->plan, &e);
-		goto drop;
-	} else {
-		struct sn_fabric_msg yes = { .type = SN_FMSG_WELCOME };
-		struct fabric_conn *fc = &c->conns[m.index];
-
-		if (fabric_send_msg(pd->fd, &yes, &c->plan, &e) < 0)
-			goto drop;
-		fc->fd = pd->fd;
-		fc->state = CONN_JOINED;
-		fc->hello = m;
-		memcpy(fc->rbuf, pd->rbuf, pd->rlen);
-		fc->rlen = pd->rlen;
-		pd->fd = -1;
-		(*joined)++;
-		return;
+		return 0;
+	if (r < 0) {
+		fabric_stranger(c, pd->addr, "sent a line too long for the protocol");
+		return 1;
 	}
-drop:
-	close(pd->fd);
+	if (fabric_open_sealed(pd->fd, line, &c->plan, &m, &e) !=
+	    FABRIC_UNSEAL_OK) {
+		fabric_stranger(c, pd->addr, e.msg);
+		return 1;
+	}
+	why = hello_problem(c, &m, pd->addr);
+	if (why) {
+		/* One of the job's user's processes: it may hear why. */
+		reply = (struct sn_fabric_msg){ .type = SN_FMSG_REFUSE };
+		snprintf(reply.text, sizeof(reply.text), "%s", why);
+		fabric_send_sealed(pd->fd, &reply, &c->plan, &e);
+		fabric_stranger(c, pd->addr, why);
+		return 1;
+	}
+	if (fabric_send_sealed(pd->fd, &reply, &c->plan, &e) < 0)
+		return 1;
+	fc = &c->conns[m.index];
+	fc->fd = pd->fd;
+	fc->state = CONN_JOINED;
+	fc->hello = m;
+	memcpy(fc->rbuf, pd->rbuf, pd->rlen);
+	fc->rlen = pd->rlen;
 	pd->fd = -1;
+	(*joined)++;
+	return 1;
+}
+
+/* Takes every connection waiting on the listener, oldest out if full. */
+static void accept_all(struct fabric_coord *c, struct pending_set *ps)
+{
+	for (;;) {
+		int fd = accept4(c->listen_fd, NULL, NULL,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
+		size_t i, oldest = 0;
+
+		if (fd < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Out of descriptors: make room, the next one waits. */
+			if ((errno == EMFILE || errno == ENFILE) && ps->n)
+				drop_pending(ps, 0);
+			return;
+		}
+		if (ps->n == ps->cap && ps->cap < PENDING_MAX) {
+			size_t cap = ps->cap ? 2 * ps->cap : 16;
+			struct pending *np = realloc(ps->p, cap * sizeof(*np));
+
+			if (np) {
+				ps->p = np;
+				ps->cap = cap;
+			}
+		}
+		if (ps->n == ps->cap) {
+			for (i = 1; i < ps->n; i++)
+				if (ps->p[i].until < ps->p[oldest].until)
+					oldest = i;
+			if (ps->n == 0) {
+				close(fd);
+				return;
+			}
+			fabric_stranger(c, ps->p[oldest].addr,
+					"too many connections at once");
+			drop_pending(ps, oldest);
+		}
+		ps->p[ps->n] = (struct pending){
+			.fd = fd, .until = fabric_now_ms() + FIRST_LINE_MS };
+		fabric_peer_addr(fd, ps->p[ps->n].addr, sizeof(ps->p[ps->n].addr));
+		ps->n++;
+	}
 }
 
 /* Accepts and identifies members until all joined or the deadline. */
 void fabric_root_gather(struct fabric_coord *c, int64_t deadline_ms)
 {
-	struct pending pend[MAX_PENDING];
-	struct pollfd pfd[MAX_PENDING + 1];
+	struct pending_set ps = { NULL, 0, 0 };
+	struct pollfd *pfd = NULL;
+	size_t pfd_cap = 0, i;
 	uint32_t joined = 0;
-	size_t i;
 
-	for (i = 0; i < MAX_PENDING; i++)
-		pend[i].fd = -1;
-	while (joined + 1 < c->plan.nodes) {
-		size_t n = 1;
+	/* Non-blocking: accept_all drains a burst and stops. */
+	fcntl(c->listen_fd, F_SETFL, O_NONBLOCK);
+	while (joined + 1 < c->plan.nodes && fabric_ms_left(deadline_ms) > 0) {
+		int64_t now = fabric_now_ms(), wake = deadline_ms;
 		int r;
 
+		/* Strangers that said nothing in time go first. */
+		for (i = 0; i < ps.n;) {
+			if (ps.p[i].until <= now) {
+				fabric_stranger(c, ps.p[i].addr,
+						"sent no sealed HELLO within 1 s");
+				drop_pending(&ps, i);
+				continue;
+			}
+			if (ps.p[i].until < wake)
+				wake = ps.p[i].until;
+			i++;
+		}
+		if (pfd_cap < ps.n + 1) {
+			struct pollfd *np = realloc(pfd, (ps.n + 1) * sizeof(*np));
+
+			if (!np)
+				break;
+			pfd = np;
+			pfd_cap = ps.n + 1;
+		}
 		pfd[0] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
-		for (i = 0; i < MAX_PENDING; i++)
-			pfd[n++] = (struct pollfd){ .fd = pend[i].fd,
-						    .events = POLLIN };
-		r = poll(pfd, n, fabric_ms_left(deadline_ms));
+		for (i = 0; i < ps.n; i++)
+			pfd[i + 1] = (struct pollfd){ .fd = ps.p[i].fd,
+						      .events = POLLIN };
+		r = poll(pfd, ps.n + 1, fabric_ms_left(wake));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r < 0)
 			break;
-		for (i = 0; i < MAX_PENDING; i++)
-			if (pend[i].fd >= 0 && pfd[i + 1].revents)
-				serve_pending(c, &pend[i], &joined);
-		if (pfd[0].revents & POLLIN) {
-			int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-			for (i = 0; fd >= 0 && i < MAX_PENDING; i++)
-				if (pend[i].fd < 0)
-					break;
-			if (fd >= 0 && i == MAX_PENDING)
-				close(fd);	/* a flood: the real ones retry */
-			else if (fd >= 0)
-				pend[i] = (struct pending){ .fd = fd };
+		/* From the end: drop_pending moves the last entry into I. */
+		for (i = ps.n; i-- > 0;) {
+			if (!pfd[i + 1].revents)
+				continue;
+			if (serve_pending(c, &ps.p[i], &joined)) {
+				if (ps.p[i].fd >= 0)
+					close(ps.p[i].fd);
+				ps.p[i] = ps.p[--ps.n];
+			}
 		}
+		if (pfd[0].revents & POLLIN)
+			accept_all(c, &ps);
 	}
-	for (i = 0; i < MAX_PENDING; i++)
-		if (pend[i].fd >= 0)
-			close(pend[i].fd);
+	for (i = 0; i < ps.n; i++)
+		close(ps.p[i].fd);
+	free(ps.p);
+	free(pfd);
 }
 
 /* Root: ABORT or GO once every node joined (or the join deadline). */
 int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
-		       const char *local_text, struct fabric_go *go,
+		       const char *local_text, const unsigned char *nccl_id,
+		       struct fabric_go *go,
 		       struct fabric_outcome *out, struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
@@ -226,10 +314,15 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 				   "never joined within %.0f s (its helper did not start, or cannot reach %s's fabric port %u)",
 				   (double)(fabric_now_ms() - c->join_started_ms) / 1e3,
 				   p->node, c->port);
+	} else if (!nccl_id) {
+		fabric_set_outcome(out, SN_WARMUP_INTERNAL, p->index,
+				   "failed: no NCCL unique id to hand out");
 	} else {
-		unsigned int port = pick_nccl_port(c);
-
-		/* rank = the GPUs of the nodes before, in node-index order */
+		/*
+		 * rank = the GPUs of the nodes before, in node-index order;
+		 * at most SN_FABRIC_NODES_MAX x SN_FABRIC_GPUS_MAX (HELLO's
+		 * bounds): no wrap.
+		 */
 		for (i = 0; i < p->nodes; i++) {
 			if (i == p->index) {
 				go->rank_base = rank;
@@ -240,13 +333,14 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 			}
 		}
 		go->nranks = rank;
-		go->port = port;
+		memcpy(go->nccl_id, nccl_id, sizeof(go->nccl_id));
 		for (i = 0; i < p->nodes; i++) {
 			if (i == p->index)
 				continue;
 			m = (struct sn_fabric_msg){
-				.type = SN_FMSG_GO, .nranks = rank, .port = port,
+				.type = SN_FMSG_GO, .nranks = rank,
 				.rank_base = c->conns[i].hello.rank_base };
+			memcpy(m.nccl_id, nccl_id, sizeof(m.nccl_id));
 			if (fabric_send_msg(c->conns[i].fd, &m, p, err) < 0)
 				c->conns[i].state = CONN_LOST;
 		}

@@ -6,11 +6,12 @@
  *   1. the node-local checks of comm mode (GPUs, PCI bus IDs, NCCL,
  *      contexts);
  *   2. join the step's coordination (fabric_coord.h) on node index 0,
- *      which hands out the rank base and the NCCL bootstrap port, or
- *      names the node at fault;
- *   3. NCCL_COMM_ID=<root>:<port> for this process, so every node's
- *      ncclGetUniqueId yields the same id, and one ncclCommInitRankConfig
- *      per local GPU inside one group (comm.c);
+ *      authenticated with MUNGE (fabric_auth.h), which hands out the
+ *      rank base and the root's ncclGetUniqueId, or names the node at
+ *      fault;
+ *   3. one ncclCommInitRankConfig per local GPU inside one group with
+ *      that id (comm.c): NCCL's own bootstrap, with its random magic,
+ *      never NCCL_COMM_ID's constant one on a predictable port;
  *   4. the network NCCL chose, from its own INFO log (a private memfd
  *      named by NCCL_DEBUG_FILE), against --fabric-transport;
  *   5. the verified collectives (and the busbw floor) over it;
@@ -31,7 +32,9 @@
 
 #include "bandwidth.h"
 #include "comm.h"
+#include "fabric_auth.h"
 #include "fabric_coord.h"
+#include "failed_call.h"
 #include "nccl_loader.h"
 #include "warmup.h"
 
@@ -40,6 +43,7 @@
 
 struct fabric_run {
 	struct fabric_plan plan;
+	struct fabric_auth auth;
 	struct fabric_coord coord;
 	bool joined;		/* coord is open */
 	int log_fd;		/* NCCL_DEBUG_FILE's memfd, or -1 */
@@ -88,7 +92,9 @@ static int apply_verdict(struct wu_run *run, const struct fabric_outcome *out,
 	if (own_code && own_code != SN_WARMUP_PEER_FAILED &&
 	    own_code != SN_WARMUP_TIMEOUT)
 		return own_code;
-	return wu_fail(run, SN_WARMUP_PEER_FAILED,
+	/* No coordination at all is not that node's fault either. */
+	return wu_fail(run, out->status == SN_WARMUP_FABRIC_SETUP ?
+		       SN_WARMUP_FABRIC_SETUP : SN_WARMUP_PEER_FAILED,
 		       "fabric warmup: node %s (index %u of %u) %s", name,
 		       out->blame, run->opt.step.nodes, out->text);
 }
@@ -208,33 +214,80 @@ static int make_plan(struct wu_run *run, struct fabric_plan *p)
 	/* Candidates for the coordinator, then the NCCL port after it. */
 	p->attempts = size < FABRIC_ATTEMPTS_DEFAULT ? (unsigned int)size :
 		      FABRIC_ATTEMPTS_DEFAULT;
-	if (run->opt.fabric_root[0]) {
+	p->check_peer_addr = true;
+	if (run->opt.fabric_root[0])
 		snprintf(p->root_addr, sizeof(p->root_addr), "%s",
 			 run->opt.fabric_root);
-		return SN_WARMUP_OK;
-	}
-	if (sn_hostlist_nth(st->nodelist, 0, first, sizeof(first), &e) < 0 ||
-	    fabric_resolve(first, false, p->root_addr, sizeof(p->root_addr),
-			   &e) < 0)
+	else if (sn_hostlist_nth(st->nodelist, 0, first, sizeof(first), &e) < 0 ||
+		 fabric_resolve(first, false, p->root_addr, sizeof(p->root_addr),
+				&e) < 0)
 		return wu_fail(run, SN_WARMUP_INTERNAL,
 			       "fabric warmup: %s", e.msg);
+	/*
+	 * A member connects from the address its own name in the node list
+	 * resolves to, the one the root checks; none found: the kernel's.
+	 */
+	if (st->node_index != 0 &&
+	    sn_hostlist_nth(st->nodelist, st->node_index, first, sizeof(first),
+			    &e) == 0 &&
+	    fabric_resolve(first, fabric_is_loopback(p->root_addr),
+			   p->self_addr, sizeof(p->self_addr), &e) < 0)
+		p->self_addr[0] = '\0';
 	return SN_WARMUP_OK;
 }
 
-/* Join; on GO, NCCL_COMM_ID and the ranks.  0, or the exit code. */
+/*
+ * The root's NCCL unique id, made before anyone joins: ncclGetUniqueId
+ * opens NCCL's bootstrap root (src/bootstrap.cc, bootstrapCreateRoot) on
+ * an ephemeral port with a random magic.  0, or the exit code.
+ */
+static int make_nccl_id(struct wu_run *run)
+{
+	ncclUniqueId id;
+	ncclResult_t rc;
+
+	wu_doing(run, "ncclGetUniqueId");
+	rc = run->nc->get_unique_id(&id);
+	if (rc != ncclSuccess)
+		return wu_nccl_fail(run, rc, NULL, "ncclGetUniqueId");
+	pthread_mutex_lock(&run->lock);
+	memcpy(run->fabric.nccl_id, id.internal, sizeof(run->fabric.nccl_id));
+	run->fabric.has_nccl_id = true;
+	pthread_mutex_unlock(&run->lock);
+	return SN_WARMUP_OK;
+}
+
+/* Join; on GO, the ranks and NCCL's id.  0, or the exit code. */
 static int join(struct wu_run *run, struct fabric_run *fr, int local)
 {
 	struct wu_fabric *f = &run->fabric;
 	struct fabric_outcome out;
 	struct fabric_go go;
-	struct sn_error e = { .msg = "" };
+	struct sn_error e = { .msg = "" }, ignored;
 	int r;
 
+	if (fabric_auth_open(&fr->auth, run->opt.munge_socket, &e) < 0)
+		return wu_fail(run, SN_WARMUP_FABRIC_SETUP, "fabric warmup: %s",
+			       e.msg);
+	fr->plan.auth = &fr->auth;
+	if (!local && fr->plan.index == 0)
+		local = make_nccl_id(run);
 	wu_doing(run, "fabric warmup: joining the step's nodes");
 	r = fabric_coord_join(&fr->coord, &fr->plan, (uint32_t)local,
 			      local ? run->message : "",
+			      run->fabric.has_nccl_id ? run->fabric.nccl_id : NULL,
 			      (int64_t)(run->deadline * 1e3), &go, &out, &e);
 	fr->joined = true;
+	pthread_mutex_lock(&run->lock);
+	f->refused = fr->coord.strangers.refused;
+	if (!fr->coord.port ||
+	    sn_fabric_endpoint(f->coordinator, sizeof(f->coordinator),
+			       fr->plan.root_addr, fr->coord.port, &ignored) < 0)
+		f->coordinator[0] = '\0';
+	pthread_mutex_unlock(&run->lock);
+	/* A GO cannot undo this node's own failure. */
+	if (r == 0 && local)
+		return local;
 	if (r != 0) {
 		if (local)
 			return apply_verdict(run, &out, local);
@@ -246,14 +299,12 @@ static int join(struct wu_run *run, struct fabric_run *fr, int local)
 	pthread_mutex_lock(&run->lock);
 	f->nranks = (int)go.nranks;
 	f->rank_base = (int)go.rank_base;
-	r = sn_fabric_comm_id(f->comm_id, sizeof(f->comm_id),
-			      fr->plan.root_addr, go.port, &e);
+	memcpy(f->nccl_id, go.nccl_id, sizeof(f->nccl_id));
+	f->has_nccl_id = true;
+	if (sn_nccl_id_endpoint(f->nccl_id, sizeof(f->nccl_id), f->comm_id,
+				sizeof(f->comm_id)) < 0)
+		f->comm_id[0] = '\0';
 	pthread_mutex_unlock(&run->lock);
-	if (r < 0)
-		return wu_fail(run, SN_WARMUP_INTERNAL, "fabric warmup: %s",
-			       e.msg);
-	/* This process only: rank 0's init listens there, the rest connect. */
-	setenv("NCCL_COMM_ID", f->comm_id, 1);
 	return SN_WARMUP_OK;
 }
 
@@ -305,6 +356,7 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 	code = join(run, &fr, local);
 	if (code) {
 		fabric_coord_close(&fr.coord);
+		fabric_auth_close(&fr.auth);
 		return code;
 	}
 	run->fabric.peer_failed = peer_failed;
@@ -326,7 +378,11 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 	} else {
 		code = apply_verdict(run, &out, code);
 	}
+	pthread_mutex_lock(&run->lock);
+	run->fabric.refused = fr.coord.strangers.refused;
+	pthread_mutex_unlock(&run->lock);
 	fabric_coord_close(&fr.coord);
+	fabric_auth_close(&fr.auth);
 	fr.joined = false;
 	return wu_comm_end(run, &comm, code);
 }

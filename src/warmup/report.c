@@ -207,6 +207,10 @@ static void build_json_fabric(const struct wu_run *s, struct out *o)
 		add(o, ",\"ranks\":null,\"rank_base\":null");
 	add(o, ",\"comm_id\":");
 	add_json_or_null(o, f->comm_id);
+	add(o, ",\"coordinator\":");
+	add_json_or_null(o, f->coordinator);
+	/* Connections that were not the step's, refused unanswered. */
+	add(o, ",\"refused_connections\":%u", f->refused);
 	if (f->blamed) {
 		add(o, ",\"blame_index\":%u,\"blame_node\":", f->blame_index);
 		add_json_string(o, f->blame_node);

@@ -17,6 +17,7 @@
 #include "busid.h"
 #include "clock.h"
 #include "fabric_addr.h"
+#include "fabric_msg.h"
 #include "json_write.h"
 #include "hostlist.h"
 #include "nccl_log.h"
@@ -96,6 +97,7 @@ struct wu_options {
 	struct wu_step step;		/* --job-id ... --fabric-ports */
 	char fabric_root[64];		/* --fabric-root ADDR; "" if not given */
 	bool refuse_socket;		/* --fabric-transport no-socket */
+	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
 };
 
 struct wu_run;
@@ -109,7 +111,14 @@ struct wu_fabric {
 	bool active;			/* mode fabric (any node count) */
 	int nranks;			/* ranks of the step's communicator */
 	int rank_base;			/* this node's first rank */
-	char comm_id[SN_COMM_ID_MAX];	/* NCCL_COMM_ID; "" if none */
+	/* ncclGetUniqueId's on the root, handed out in GO */
+	bool has_nccl_id;
+	unsigned char nccl_id[SN_FABRIC_NCCL_ID_BYTES];
+	/* Where NCCL's bootstrap root listens (from the id); "" if unknown */
+	char comm_id[SN_ENDPOINT_MAX];
+	unsigned int refused;		/* connections not of the step */
+	/* Where the coordinator listened on node index 0; "" if nowhere */
+	char coordinator[SN_ENDPOINT_MAX];
 	bool blamed;			/* blame_index names the node at fault */
 	unsigned int blame_index;
 	char blame_node[SN_HOSTNAME_MAX];

@@ -227,8 +227,8 @@ sn_cluster_install_artifacts() {
 }
 
 # Writes plugstack.conf loading spank_nccl.so with ARGS (each word one
-# argument).  profiles=, warmup_helper= and warmup_reuse_dir= point into the cluster unless
-# ARGS names them.  Takes effect at the next srun/sbatch/salloc.
+# argument).  profiles=, warmup_helper=, warmup_reuse_dir= and
+# fabric_munge_socket= point into the cluster unless ARGS names them.  Takes effect at the next srun/sbatch/salloc.
 sn_plugstack_set() {
 	local args="$*" conf="$SN_CLUSTER_DIR/etc/plugstack.conf"
 	case " $args " in
@@ -244,6 +244,12 @@ sn_plugstack_set() {
 	*" warmup_reuse_dir="*) ;;
 	*) mkdir -p "$SN_CLUSTER_DIR/run"
 	   args="warmup_reuse_dir=$SN_CLUSTER_DIR/run/spank-nccl $args" ;;
+	esac
+	# The cluster's own munged, as slurm.conf's AuthInfo=socket= names it:
+	# the fabric warmup authenticates its nodes through it.
+	case " $args " in
+	*" fabric_munge_socket="*) ;;
+	*) args="fabric_munge_socket=$SN_CLUSTER_DIR/munge/munge.socket $args" ;;
 	esac
 	printf 'required %s %s\n' "$(sn_plugin_path)" "$args" >"$conf.tmp"
 	chmod 0644 "$conf.tmp"

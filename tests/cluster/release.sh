@@ -35,7 +35,7 @@ SN_RELEASES="22.05 24.11 26.05"
 
 # Debian packages every release root gets (the host gets its own list in
 # tests/install-deps.sh).  Changing this list rebuilds the roots.
-SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge
+SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 build-essential autoconf automake libtool pkgconf libcmocka-dev bats
 iproute2 util-linux passwd procps ca-certificates xz-utils
 dpkg-dev debhelper fakeroot man-db groff-base"

@@ -75,9 +75,8 @@ static struct {
 	struct op batch[MAX_PENDING];	/* one clique's ops, in run_group */
 	int n_waiting;
 	ncclComm_t waiting[MAX_PENDING];	/* blocking, networked */
-	unsigned long long next_id;
 	char last_error[512];
-} nccl = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
+} nccl = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static ncclResult_t run_group(void);
 static ncclResult_t wait_blocking(ncclResult_t rc);
@@ -129,16 +128,17 @@ ncclResult_t ncclGetVersion(int *version)
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
 {
+	const char *env = getenv("NCCL_COMM_ID");
+
 	if (fake_env_has("FAKE_NCCL_FAIL", "uniqueid"))
 		return set_error(ncclSystemError,
 				 "fake: injected failure (FAKE_NCCL_FAIL=uniqueid)");
 	memset(uniqueId, 0, sizeof(*uniqueId));
-	pthread_mutex_lock(&nccl.lock);
-	memcpy(uniqueId->internal, &nccl.next_id, sizeof(nccl.next_id));
-	nccl.next_id++;
-	pthread_mutex_unlock(&nccl.lock);
 	/* NCCL_COMM_ID: the id only encodes that address, as NCCL's does. */
-	return fake_net_unique_id((unsigned long long *)uniqueId->internal);
+	if (env && *env)
+		return fake_net_unique_id((unsigned long long *)uniqueId->internal);
+	/* Else a bootstrap root of this process (bootstrapCreateRoot). */
+	return fake_uid_create(uniqueId);
 }
 
 /* Allocates on the communicator's device, as NCCL does: it switches to
@@ -228,7 +228,8 @@ static ncclResult_t init_comm(ncclComm_t *out, int nranks,
 	comm = calloc(1, sizeof(*comm));
 	if (!comm)
 		return set_error(ncclSystemError, "fake: out of memory");
-	memcpy(&comm->clique, commId.internal, sizeof(comm->clique));
+	comm->clique = fake_uid_clique(&commId);
+	comm->id = commId;
 	comm->rank = rank;
 	comm->nranks = nranks;
 	comm->device = dev;
@@ -370,7 +371,8 @@ static bool same_batch(const struct op *a, const struct op *b)
 
 /*
  * The communicators just initialised whose ranks are partly in other
- * processes (NCCL_COMM_ID): one network per clique.  Under nccl.lock.
+ * processes (NCCL_COMM_ID, or an id's address): one network per clique.
+ * Under nccl.lock.
  */
 static void start_nets(void)
 {
@@ -378,11 +380,19 @@ static void start_nets(void)
 
 	for (int i = 0; i < nccl.n_pending; i++) {
 		unsigned long long clique;
+		bool seen = false;
 		int n = 0;
 
 		if (nccl.pending[i].kind != OP_INIT || nccl.pending[i].comm->net)
 			continue;
 		clique = nccl.pending[i].comm->clique;
+		/* Each clique once: its later ranks are not a clique of their
+		 * own (a local one's rank 1 would look for rank 0 elsewhere). */
+		for (int k = 0; k < i && !seen; k++)
+			seen = nccl.pending[k].kind == OP_INIT &&
+			       nccl.pending[k].comm->clique == clique;
+		if (seen)
+			continue;
 		for (int k = i; k < nccl.n_pending; k++)
 			if (nccl.pending[k].kind == OP_INIT &&
 			    nccl.pending[k].comm->clique == clique)
@@ -414,6 +424,14 @@ static ncclResult_t run_group(void)
 		done[i] = true;
 	}
 	start_nets();
+	/* A blocking init whose rendezvous could not start fails here. */
+	for (int i = 0; i < nccl.n_pending && rc == ncclSuccess; i++) {
+		ncclComm_t comm = nccl.pending[i].comm;
+
+		if (nccl.pending[i].kind == OP_INIT && comm->blocking &&
+		    comm->state != ncclSuccess && comm->state != ncclInProgress)
+			rc = comm->state;
+	}
 	for (int i = 0; i < nccl.n_pending && rc == ncclSuccess; i++) {
 		enum op_kind kind = nccl.pending[i].kind;
 		int n = 0;

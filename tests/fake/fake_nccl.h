@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include <cuda.h>
 #pragma GCC diagnostic push
@@ -26,8 +27,9 @@
 struct fake_net;
 
 struct ncclComm {
-	unsigned long long clique;	/* from the unique ID */
-	struct fake_net *net;		/* ranks in other processes (NCCL_COMM_ID) */
+	unsigned long long clique;	/* from the unique ID: fake_uid_clique */
+	ncclUniqueId id;		/* as given to init */
+	struct fake_net *net;		/* ranks in other processes */
 	int rank;
 	int nranks;
 	int device;
@@ -92,11 +94,47 @@ FAKE_HIDDEN void fake_nccl_info(int dev, const char *fmt, ...)
 
 /*
  * fake_nccl_net.c: ranks in other processes, reached over TCP at
- * NCCL_COMM_ID with rank 0's process as the hub (the fake's stand-in for
- * NCCL's bootstrap and network).
+ * NCCL_COMM_ID or at the address in the unique id, with rank 0's process
+ * as the hub (the fake's stand-in for NCCL's bootstrap and network).
+ *
+ * A clique's top two bits say how its processes meet: 1x NCCL_COMM_ID,
+ * 01 the address in the id (ncclGetUniqueId without NCCL_COMM_ID),
+ * 00 nowhere (one process only).
  */
-/* fake_nccl_commid.c */
 #define COMM_ID_BIT (1ULL << 63)	/* a clique id from NCCL_COMM_ID */
+#define UID_ADDR_BIT (1ULL << 62)	/* ... from an id's address */
+
+static inline bool fake_clique_comm_id(unsigned long long clique)
+{
+	return clique & COMM_ID_BIT;
+}
+
+static inline bool fake_clique_uid_addr(unsigned long long clique)
+{
+	return (clique & (COMM_ID_BIT | UID_ADDR_BIT)) == UID_ADDR_BIT;
+}
+
+/* fake_nccl_uid.c: ncclGetUniqueId's own bootstrap root */
+/* Opens a listener on the bootstrap interface, kept by this process,
+ * and writes NCCL's { magic, address } handle into ID. */
+FAKE_HIDDEN ncclResult_t fake_uid_create(ncclUniqueId *id);
+/* The clique of ID: a hash of magic and address (UID_ADDR_BIT) if it
+ * names one, else its first 8 bytes (with COMM_ID_BIT, or bits 62-63
+ * clear). */
+FAKE_HIDDEN unsigned long long fake_uid_clique(const ncclUniqueId *id);
+/* The rendezvous address in ID (LABEL: "ip<port>") and, for the HUB,
+ * the listener ncclGetUniqueId kept for it, handed over (an error if
+ * this process has none). */
+FAKE_HIDDEN ncclResult_t fake_uid_root(const ncclUniqueId *id, bool hub,
+				       struct sockaddr_storage *addr,
+				       socklen_t *addr_len, int *listen_fd,
+				       char *label, size_t label_len);
+/* A communicator of this process only: closes ID's kept listener. */
+FAKE_HIDDEN void fake_uid_local_root(const ncclUniqueId *id);
+/* "ifname:ip<0>" of the bootstrap interface, for the INFO log. */
+FAKE_HIDDEN void fake_uid_bootstrap_name(char *out, size_t len);
+
+/* fake_nccl_commid.c */
 struct addrinfo;
 /* "host:port" or "[v6]:port" to its first address; -1 if malformed. */
 FAKE_HIDDEN int fake_comm_id_resolve(const char *id, struct addrinfo **res);
@@ -104,14 +142,16 @@ FAKE_HIDDEN int fake_comm_id_resolve(const char *id, struct addrinfo **res);
 FAKE_HIDDEN ncclResult_t fake_net_unique_id(unsigned long long *clique);
 /* NCCL's "Using network NAME" lines (FAKE_NCCL_NET), once per process. */
 FAKE_HIDDEN void fake_net_announce(void);
-/* Whether COMMS (one clique, N of them here) span processes. */
+/* Whether COMMS (one clique, N of them here) span processes
+ * (fake_nccl_bootstrap.c). */
 FAKE_HIDDEN bool fake_net_needed(ncclComm_t *comms, int n);
 /* A communicator of this process only, with NCCL_COMM_ID set: rank 0
  * still opens the bootstrap root there, as NCCL's does (a non-local
- * address fails its init).  Under the lock. */
+ * address fails its init); with an id's address, rank 0's process closes
+ * the root ncclGetUniqueId opened.  Under the lock. */
 FAKE_HIDDEN void fake_net_local_root(ncclComm_t *comms, int n);
-/* Starts the rendezvous; the comms stay InProgress until it is done.
- * Under the lock. */
+/* fake_nccl_net.c: starts the rendezvous; the comms stay InProgress
+ * until it is done (or fail at once: no root).  Under the lock. */
 FAKE_HIDDEN void fake_net_start(ncclComm_t *comms, int n);
 /* One collective or p2p batch of this process's ranks; the comms stay
  * InProgress until every process's part is exchanged.  Under the lock. */

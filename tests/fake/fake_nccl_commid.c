@@ -67,7 +67,15 @@ void fake_net_local_root(ncclComm_t *comms, int n)
 
 	for (int i = 0; i < n; i++)
 		has_root |= comms[i]->rank == 0;
-	if (!(comms[0]->clique & COMM_ID_BIT) || !has_root)
+	if (!has_root)
+		return;
+	/* An id's own root: its thread ends once every rank came (the fake
+	 * needs no rendezvous here, and does not insist on the root). */
+	if (fake_clique_uid_addr(comms[0]->clique)) {
+		fake_uid_local_root(&comms[0]->id);
+		return;
+	}
+	if (!fake_clique_comm_id(comms[0]->clique))
 		return;
 	/* NCCL: "if (env && myrank == 0) bootstrapCreateRoot(...)" (init.cc) */
 	if (fake_comm_id_resolve(getenv("NCCL_COMM_ID"), &ai) < 0)

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fake NCCL across processes (and nodes): when NCCL_COMM_ID is set
- * and a communicator has ranks in other processes, the process holding
- * rank 0 listens at NCCL_COMM_ID (as NCCL's bootstrap root does there:
- * src/bootstrap.cc), every other process connects and names its ranks,
- * and each collective or send/recv batch sends every rank's real buffer
- * to rank 0's process, which computes the result (fake_move_data,
- * fake_p2p_match) and sends each process its ranks' part back.  A worker
- * thread per communicator does the I/O, so init and collectives stay
- * ncclInProgress (non-blocking) until every process took part, as with
- * NCCL; a process that never comes leaves the others InProgress, one
- * that dies makes them fail with ncclRemoteError.  ncclCommAbort stops it.
+ * The fake NCCL across processes (and nodes): when a communicator has
+ * ranks in other processes, they meet at the bootstrap root, rank 0's
+ * process (fake_nccl_bootstrap.c: at NCCL_COMM_ID, or at the address of
+ * the id ncclGetUniqueId made without it), and each collective or
+ * send/recv batch sends every rank's real buffer to rank 0's process,
+ * which computes the result (fake_move_data, fake_p2p_match) and sends
+ * each process its ranks' part back.  A worker thread per communicator
+ * does the I/O, so init and collectives stay ncclInProgress
+ * (non-blocking) until every process took part, as with NCCL; a process
+ * that never comes leaves the others InProgress, one that dies makes
+ * them fail with ncclRemoteError.  ncclCommAbort stops it.
  *
  * Wire format (host byte order: a test double on one architecture):
  *   hello:   u32 magic, u32 nranks, u32 n, u32 rank[n]      -> u32 ack
@@ -23,7 +23,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -37,52 +36,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fake_nccl.h"
-
-#define NET_MAGIC 0x464e4554u	/* "FNET" */
-#define SLICE_MS 50		/* how often a blocked worker checks stop */
-#define MAX_LOCAL 64
-
-struct peer {			/* hub: another process */
-	int fd;
-	int n;
-	int ranks[MAX_LOCAL];
-};
-
-struct fake_net {
-	int nranks;
-	int n;				/* this process's ranks */
-	ncclComm_t local[MAX_LOCAL];
-	int refs;			/* local comms not yet released */
-	bool hub;			/* holds rank 0 */
-	char comm_id[128];
-	int listen_fd, fd;		/* hub; member: to the hub */
-	int npeers;
-	struct peer *peers;
-	pthread_t thread;
-	bool running;			/* thread started, not joined */
-	atomic_bool stop;
-	pthread_mutex_t mu;		/* the job below; never with the nccl lock */
-	pthread_cond_t cv;
-	struct op *job;
-	int job_n;
-	double job_started;		/* fake_now() when it was queued */
-};
-
-bool fake_net_needed(ncclComm_t *comms, int n)
-{
-	if (!(comms[0]->clique & COMM_ID_BIT) || n >= comms[0]->nranks)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (comms[i]->state != ncclSuccess &&
-		    comms[i]->state != ncclInProgress)
-			return false;
-	return true;
-}
+#include "fake_nccl_net.h"
 
 /* 0 done, -1 the connection failed or closed, -2 stopped. */
-static int io_all(struct fake_net *net, int fd, void *buf, size_t len,
-		  bool out)
+int fake_net_io_all(struct fake_net *net, int fd, void *buf, size_t len,
+		    bool out)
 {
 	char *p = buf;
 
@@ -110,8 +68,7 @@ static int io_all(struct fake_net *net, int fd, void *buf, size_t len,
 	return 0;
 }
 
-/* Small messages, one round trip each: no Nagle (NCCL sets it too). */
-static void no_delay(int fd)
+void fake_net_no_delay(int fd)
 {
 	int one = 1;
 
@@ -126,150 +83,24 @@ static int io_floats(struct fake_net *net, int fd, const void *buf,
 	int r = 0;
 
 	if (!count || count <= 2 * SAMPLE)
-		return io_all(net, fd, f, floats * sizeof(float), out);
+		return fake_net_io_all(net, fd, f, floats * sizeof(float), out);
 	for (size_t slot = 0; slot + count <= floats && !r; slot += count) {
-		r = io_all(net, fd, f + slot, SAMPLE * sizeof(float), out);
+		r = fake_net_io_all(net, fd, f + slot, SAMPLE * sizeof(float),
+				    out);
 		if (!r)
-			r = io_all(net, fd, f + slot + count - SAMPLE,
-				   SAMPLE * sizeof(float), out);
+			r = fake_net_io_all(net, fd, f + slot + count - SAMPLE,
+					    SAMPLE * sizeof(float), out);
 	}
 	return r;
 }
 
-static ncclResult_t io_fail(struct fake_net *net, int r, const char *what)
+ncclResult_t fake_net_io_fail(struct fake_net *net, int r, const char *what)
 {
 	if (r == -2)
 		return ncclInternalError;	/* aborted: nobody looks */
 	return fake_nccl_error(ncclRemoteError,
 			       "fake: NET/Socket: %s with %s failed: remote process exited or there was a network error",
 			       what, net->comm_id);
-}
-
-static ncclResult_t hub_rendezvous(struct fake_net *net, struct addrinfo *ai)
-{
-	int one = 1, covered = net->n;
-	bool *taken = calloc((size_t)net->nranks, sizeof(*taken));
-
-	net->listen_fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (!taken || net->listen_fd < 0) {
-		free(taken);
-		return fake_nccl_error(ncclSystemError, "fake: socket: %s",
-				       strerror(errno));
-	}
-	setsockopt(net->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(net->listen_fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
-	    listen(net->listen_fd, 4096) < 0) {
-		free(taken);
-		return fake_nccl_error(ncclSystemError,
-				       "fake: bootstrap root cannot listen at %s: %s",
-				       net->comm_id, strerror(errno));
-	}
-	for (int i = 0; i < net->n; i++)
-		taken[net->local[i]->rank] = true;
-	net->peers = calloc((size_t)net->nranks, sizeof(*net->peers));
-	while (net->peers && covered < net->nranks) {
-		struct pollfd pfd = { .fd = net->listen_fd, .events = POLLIN };
-		uint32_t hdr[3];
-		struct peer *p = &net->peers[net->npeers];
-		bool ok = true;
-
-		if (atomic_load(&net->stop))
-			break;
-		if (poll(&pfd, 1, SLICE_MS) != 1)
-			continue;
-		p->fd = accept4(net->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (p->fd < 0)
-			continue;
-		no_delay(p->fd);
-		if (io_all(net, p->fd, hdr, sizeof(hdr), false) < 0 ||
-		    hdr[0] != NET_MAGIC || (int)hdr[1] != net->nranks ||
-		    hdr[2] == 0 || hdr[2] > MAX_LOCAL ||
-		    io_all(net, p->fd, p->ranks, hdr[2] * sizeof(int), false) < 0) {
-			close(p->fd);
-			continue;
-		}
-		p->n = (int)hdr[2];
-		for (int k = 0; k < p->n; k++)
-			ok &= p->ranks[k] >= 0 && p->ranks[k] < net->nranks &&
-			      !taken[p->ranks[k]];
-		if (!ok) {
-			close(p->fd);
-			continue;
-		}
-		for (int k = 0; k < p->n; k++)
-			taken[p->ranks[k]] = true;
-		covered += p->n;
-		net->npeers++;
-	}
-	free(taken);
-	/* Everyone is here: the root stops listening, as NCCL's does. */
-	close(net->listen_fd);
-	net->listen_fd = -1;
-	if (!net->peers || covered < net->nranks)
-		return ncclInternalError;
-	for (int i = 0; i < net->npeers; i++) {
-		uint32_t ack = 1;
-		int r = io_all(net, net->peers[i].fd, &ack, sizeof(ack), true);
-
-		if (r < 0)
-			return io_fail(net, r, "bootstrap");
-	}
-	return ncclSuccess;
-}
-
-/* Non-blocking connect, retried until it works or we are stopped. */
-static int connect_hub(struct fake_net *net, struct addrinfo *ai)
-{
-	int wait_ms = 10;
-
-	while (!atomic_load(&net->stop)) {
-		int fd = socket(ai->ai_family,
-				SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		int r = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
-
-		while (r < 0 && fd >= 0 && errno == EINPROGRESS &&
-		       !atomic_load(&net->stop)) {
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-			int soerr = 0;
-			socklen_t sl = sizeof(soerr);
-
-			if (poll(&pfd, 1, SLICE_MS) == 0)
-				continue;
-			getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
-			r = soerr ? -1 : 0;
-			errno = soerr;
-		}
-		if (r == 0 && fcntl(fd, F_SETFL, 0) == 0) {
-			no_delay(fd);
-			return fd;
-		}
-		if (fd >= 0)
-			close(fd);
-		/* Not listening yet: NCCL retries too (NCCL_SOCKET_RETRY_CNT). */
-		fake_sleep(wait_ms / 1e3);
-		if (wait_ms < 100)
-			wait_ms *= 2;
-	}
-	return -1;
-}
-
-static ncclResult_t member_rendezvous(struct fake_net *net, struct addrinfo *ai)
-{
-	uint32_t hdr[3] = { NET_MAGIC, (uint32_t)net->nranks, (uint32_t)net->n };
-	int ranks[MAX_LOCAL], r;
-	uint32_t ack = 0;
-
-	net->fd = connect_hub(net, ai);
-	if (net->fd < 0)
-		return ncclInternalError;
-	for (int i = 0; i < net->n; i++)
-		ranks[i] = net->local[i]->rank;
-	r = io_all(net, net->fd, hdr, sizeof(hdr), true);
-	if (!r)
-		r = io_all(net, net->fd, ranks, (size_t)net->n * sizeof(int), true);
-	if (!r)
-		r = io_all(net, net->fd, &ack, sizeof(ack), false);
-	return r ? io_fail(net, r, "bootstrap") : ncclSuccess;
 }
 
 struct wire_op {
@@ -283,13 +114,13 @@ struct wire_op {
 static int send_ops(struct fake_net *net, int fd, struct op *ops, int n)
 {
 	uint32_t count = (uint32_t)n;
-	int r = io_all(net, fd, &count, sizeof(count), true);
+	int r = fake_net_io_all(net, fd, &count, sizeof(count), true);
 
 	for (int i = 0; i < n && !r; i++) {
 		struct wire_op w = { .kind = ops[i].kind, .rank = (uint32_t)ops[i].rank,
 				     .peer = ops[i].peer, .count = ops[i].count };
 
-		r = io_all(net, fd, &w, sizeof(w), true);
+		r = fake_net_io_all(net, fd, &w, sizeof(w), true);
 		if (!r)
 			r = io_floats(net, fd, ops[i].send,
 				      fake_op_send_floats(&ops[i], net->nranks),
@@ -303,7 +134,7 @@ static int recv_ops(struct fake_net *net, int fd, struct op *all, int *n_all,
 		    int max)
 {
 	uint32_t count;
-	int r = io_all(net, fd, &count, sizeof(count), false);
+	int r = fake_net_io_all(net, fd, &count, sizeof(count), false);
 
 	if (!r && (int)count > max - *n_all)
 		return -1;
@@ -313,7 +144,7 @@ static int recv_ops(struct fake_net *net, int fd, struct op *all, int *n_all,
 		size_t sn, rn;
 
 		*o = (struct op){ 0 };
-		r = io_all(net, fd, &w, sizeof(w), false);
+		r = fake_net_io_all(net, fd, &w, sizeof(w), false);
 		if (r)
 			break;
 		*o = (struct op){ .kind = (enum op_kind)w.kind, .rank = (int)w.rank,
@@ -382,20 +213,21 @@ static ncclResult_t hub_exchange(struct fake_net *net, struct op *job, int n)
 	}
 	first[net->npeers] = n_all;
 	if (r)
-		rc = io_fail(net, r, "a collective");
+		rc = fake_net_io_fail(net, r, "a collective");
 	else
 		rc = compute(net, all, n_all);
 	for (int p = 0; p < net->npeers && !r; p++) {
 		uint32_t status = (uint32_t)rc;
 
-		r = io_all(net, net->peers[p].fd, &status, sizeof(status), true);
+		r = fake_net_io_all(net, net->peers[p].fd, &status,
+				    sizeof(status), true);
 		for (int i = first[p]; i < first[p + 1] && !r && !rc; i++)
 			r = io_floats(net, net->peers[p].fd, all[i].recv,
 				      fake_op_recv_floats(&all[i], net->nranks),
 				      all[i].count, true);
 	}
 	if (r && rc == ncclSuccess)
-		rc = io_fail(net, r, "a collective");
+		rc = fake_net_io_fail(net, r, "a collective");
 	for (int i = n; i < n_all; i++) {
 		free((void *)all[i].send);
 		free(all[i].recv);
@@ -411,13 +243,14 @@ static ncclResult_t member_exchange(struct fake_net *net, struct op *job, int n)
 	int r = send_ops(net, net->fd, job, n);
 
 	if (!r)
-		r = io_all(net, net->fd, &status, sizeof(status), false);
+		r = fake_net_io_all(net, net->fd, &status, sizeof(status),
+				    false);
 	for (int i = 0; i < n && !r && !status; i++)
 		r = io_floats(net, net->fd, job[i].recv,
 			      fake_op_recv_floats(&job[i], net->nranks),
 			      job[i].count, false);
 	if (r)
-		return io_fail(net, r, "a collective");
+		return fake_net_io_fail(net, r, "a collective");
 	if (status)
 		return fake_nccl_error((ncclResult_t)status,
 				       "fake: rank 0's process refused the %s",
@@ -450,13 +283,23 @@ static void *worker(void *arg)
 {
 	struct fake_net *net = arg;
 	struct addrinfo *ai = NULL;
+	struct addrinfo id_ai = { .ai_socktype = SOCK_STREAM };
 	ncclResult_t rc;
 
-	if (fake_comm_id_resolve(net->comm_id, &ai) < 0)
+	if (net->root_len) {
+		/* The address in the id (fake_uid_root). */
+		id_ai.ai_family = net->root.ss_family;
+		id_ai.ai_addr = (struct sockaddr *)&net->root;
+		id_ai.ai_addrlen = net->root_len;
+		rc = net->hub ? fake_net_hub_rendezvous(net, &id_ai) :
+				fake_net_member_rendezvous(net, &id_ai);
+	} else if (fake_comm_id_resolve(net->comm_id, &ai) < 0) {
 		rc = fake_nccl_error(ncclInvalidArgument, "fake: cannot resolve NCCL_COMM_ID %s",
 				     net->comm_id);
-	else
-		rc = net->hub ? hub_rendezvous(net, ai) : member_rendezvous(net, ai);
+	} else {
+		rc = net->hub ? fake_net_hub_rendezvous(net, ai) :
+				fake_net_member_rendezvous(net, ai);
+	}
 	if (ai)
 		freeaddrinfo(ai);
 	complete(net, NULL, 0, rc, 0);
@@ -482,37 +325,58 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void start_failed(ncclComm_t *comms, int n, ncclResult_t rc)
+{
+	for (int i = 0; i < n; i++)
+		comms[i]->state = rc;
+}
+
 void fake_net_start(ncclComm_t *comms, int n)
 {
 	struct fake_net *net = calloc(1, sizeof(*net));
 	const char *id = getenv("NCCL_COMM_ID");
+	char bootstrap[160];
+	ncclResult_t rc;
 
 	if (!net || n > MAX_LOCAL) {
 		free(net);
-		for (int i = 0; i < n; i++)
-			comms[i]->state = fake_nccl_error(ncclSystemError,
-							  "fake: cannot start the network");
+		start_failed(comms, n, fake_nccl_error(ncclSystemError,
+						       "fake: cannot start the network"));
 		return;
 	}
 	net->nranks = comms[0]->nranks;
 	net->n = n;
 	net->refs = n;
 	net->listen_fd = net->fd = -1;
-	snprintf(net->comm_id, sizeof(net->comm_id), "%s", id ? id : "");
+	for (int i = 0; i < n; i++)
+		net->hub |= comms[i]->rank == 0;
+	if (fake_clique_uid_addr(comms[0]->clique)) {
+		/* NCCL: every rank meets at the root in the id (bootstrapInit) */
+		rc = fake_uid_root(&comms[0]->id, net->hub, &net->root,
+				   &net->root_len, &net->listen_fd,
+				   net->comm_id, sizeof(net->comm_id));
+		if (rc != ncclSuccess) {
+			free(net);
+			start_failed(comms, n, rc);
+			return;
+		}
+		fake_uid_bootstrap_name(bootstrap, sizeof(bootstrap));
+	} else {
+		snprintf(net->comm_id, sizeof(net->comm_id), "%s", id ? id : "");
+		snprintf(bootstrap, sizeof(bootstrap), "eth0:%s<0>", net->comm_id);
+	}
 	pthread_mutex_init(&net->mu, NULL);
 	pthread_cond_init(&net->cv, NULL);
 	for (int i = 0; i < n; i++) {
 		net->local[i] = comms[i];
-		net->hub |= comms[i]->rank == 0;
 		comms[i]->net = net;
 		comms[i]->state = ncclInProgress;
 		comms[i]->ready_at = 0;
 	}
-	fake_nccl_info(comms[0]->device, "Bootstrap: Using eth0:%s<0>", net->comm_id);
+	fake_nccl_info(comms[0]->device, "Bootstrap: Using %s", bootstrap);
 	if (pthread_create(&net->thread, NULL, worker, net) != 0) {
-		for (int i = 0; i < n; i++)
-			comms[i]->state = fake_nccl_error(ncclSystemError,
-							  "fake: pthread_create failed");
+		start_failed(comms, n, fake_nccl_error(ncclSystemError,
+						       "fake: pthread_create failed"));
 		return;
 	}
 	net->running = true;

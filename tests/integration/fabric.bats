@@ -3,14 +3,16 @@
 #
 # --nccl-warmup=fabric on three slurmd nodes, each in its own network
 # namespace: one communicator across the step's nodes, built by the fake
-# NCCL's real TCP rendezvous at NCCL_COMM_ID on n1's namespace address
-# (tests/fake/README.md), and every fault blamed on the node at fault: a
+# NCCL's real TCP rendezvous at the bootstrap root that n1's
+# ncclGetUniqueId opened on n1's namespace address (tests/fake/README.md),
+# and every fault blamed on the node at fault: a
 # node whose helper never joins, a node whose NCCL init fails, a taken
 # port, every port taken.  Concurrent fabric steps, a one-node step, and
 # nothing left listening or running afterwards.
 
 SN_NODES=3
 load common
+load helpers/fabric
 
 setup_file() { sn_file_setup; }
 teardown_file() { sn_file_teardown; }
@@ -27,84 +29,6 @@ teardown() {
 	[ -z "$LISTENER_PID" ] || kill "$LISTENER_PID" 2>/dev/null || :
 }
 
-# The helper's JSON of the last warmup of JOB on NODE (the plugin logs
-# every run to slurmd's log with the helper's result).
-warmup_json() {
-	local node=$1 job=$2
-	grep -aE "job $job step [0-9]+ on $node: nccl-warmup (passed|failed)" \
-		"$(sn_slurmd_log "$node")" | tail -n1 |
-		sed -E 's/^.*nccl-warmup (passed|failed) in [0-9]+ ms: //'
-}
-
-# Asserts the JSON of JOB on NODE has every "key":value given.
-assert_json() {
-	local node=$1 job=$2 json kv
-	shift 2
-	json=$(warmup_json "$node" "$job")
-	for kv in "$@"; do
-		grep -qF "$kv" <<<"$json" ||
-			sn_fail "$node: no $kv in the helper's result: $json" ||
-			return 1
-	done
-}
-
-# Murmur3's finaliser and the port of attempt A for JOB.STEP in LO-HI:
-# src/core/fabric_addr.c's sn_fabric_port, to know the first candidate.
-mix32() {
-	local h=$1
-	h=$(((h ^ (h >> 16)) & 0xffffffff))
-	h=$(((h * 0x85ebca6b) & 0xffffffff))
-	h=$(((h ^ (h >> 13)) & 0xffffffff))
-	h=$(((h * 0xc2b2ae35) & 0xffffffff))
-	echo $(((h ^ (h >> 16)) & 0xffffffff))
-}
-fabric_port() {
-	local lo=$1 hi=$2 job=$3 step=$4 attempt=$5
-	echo $((lo + ($(mix32 "$job") + step + attempt) % (hi - lo + 1)))
-}
-
-# Listens on PORT... inside n1's network namespace until the test ends;
-# returns once every socket is bound (the listener writes a file).
-occupy_on_n1() {
-	local ready="$SN_CLUSTER_DIR/tmp/listener-$BATS_TEST_NUMBER"
-	rm -f "$ready"
-	# shellcheck disable=SC2016
-	nsenter --net="/run/netns/$(sn__netns_name 1)" perl -MIO::Socket::INET -e '
-		my $ready = shift;
-		my @s = map { IO::Socket::INET->new(LocalAddr => "0.0.0.0",
-			LocalPort => $_, Listen => 5, ReuseAddr => 1)
-			or die "listen $_: $!\n" } @ARGV;
-		open(my $f, ">", $ready) or die; close($f);
-		sleep;' "$ready" "$@" </dev/null >/dev/null 2>&1 3>&- &
-	LISTENER_PID=$!
-	sn__wait_for 100 test -e "$ready" ||
-		sn_fail "the listener on n1 ($*) did not start"
-}
-
-# Nothing of the warmup listens in any node's namespace, and no helper
-# runs: the plugin reaped each one before the tasks started.
-assert_nothing_left() {
-	local lo=$1 hi=$2 i ns left
-	for i in 1 2 3; do
-		ns=/run/netns/$(sn__netns_name "$i")
-		left=$(nsenter --net="$ns" ss -Htlnp |
-			awk -v lo="$lo" -v hi="$hi" -v own="${LISTENER_PID:-x}" '
-				{ port = $4; sub(/.*:/, "", port) }
-				$0 ~ "pid=" own "," { next }
-				(port >= lo && port <= hi) || /nccl-warmup/')
-		[ -z "$left" ] || sn_fail "n$i still listens: $left" || return 1
-	done
-	[ -z "$(sn_helper_procs)" ] ||
-		sn_fail "nccl-warmup still running: $(sn_helper_procs)"
-}
-
-# srun -N3 --gres=gpu:2 --nccl-warmup=fabric, each task touching $MARKER
-# and printing its job id.
-fabric_srun() {
-	sn_srun -N3 --gres=gpu:2 --nccl-warmup=fabric "$@" \
-		sh -c "touch $MARKER; echo \$SLURM_JOB_ID"
-}
-
 @test "fabric: srun -N3 --gres=gpu:2 builds one communicator of 6 ranks across the namespaces" {
 	local job port
 	sn_fake_env ok
@@ -115,19 +39,20 @@ fabric_srun() {
 	job=$(head -n1 <<<"$output")
 	[ "$(sn_fake_loads)" -eq 3 ] ||
 		sn_fail "nccl-warmup ran $(sn_fake_loads) times, expected 3"
-	# Rank = node index x 2 + local index; the bootstrap root on n1's
-	# namespace address (not loopback), at a port of the default range;
-	# the fake NCCL's INFO log said "Using network Socket".
+	# Rank = node index x 2 + local index; NCCL's bootstrap root (from
+	# n1's ncclGetUniqueId) on n1's namespace address, not loopback; the
+	# coordinator at a port of the default range, nobody refused; the
+	# fake NCCL's INFO log said "Using network Socket".
 	assert_json n1 "$job" '"mode":"fabric"' '"nodes":3' '"node_index":0' \
 		'"ranks":6' '"rank_base":0' "\"comm_id\":\"$SN_NET_PREFIX.11:" \
-		'"transport":"NET/Socket"'
+		'"transport":"NET/Socket"' '"refused_connections":0'
 	assert_json n2 "$job" '"node_index":1' '"ranks":6' '"rank_base":2' \
 		"\"comm_id\":\"$SN_NET_PREFIX.11:" '"transport":"NET/Socket"'
 	assert_json n3 "$job" '"node_index":2' '"ranks":6' '"rank_base":4' \
 		"\"comm_id\":\"$SN_NET_PREFIX.11:" '"transport":"NET/Socket"'
-	port=$(warmup_json n3 "$job" | sed -nE 's/.*"comm_id":"[0-9.]+:([0-9]+)".*/\1/p')
+	port=$(warmup_json n3 "$job" | sed -nE 's/.*"coordinator":"[0-9.]+:([0-9]+)".*/\1/p')
 	[ -n "$port" ] && [ "$port" -ge 29400 ] && [ "$port" -le 29499 ] ||
-		sn_fail "comm_id port '$port' outside fabric_ports 29400-29499"
+		sn_fail "coordinator port '$port' outside fabric_ports 29400-29499"
 	assert_nothing_left 29400 29499
 }
 
@@ -197,10 +122,10 @@ fabric_srun() {
 	scancel "$job"
 	sn_assert_status 0
 	[ "$(sort -u <<<"$output")" = 0 ] || sn_fail "not step 0: $output"
-	port=$(warmup_json n2 "$job" | sed -nE 's/.*"comm_id":"[0-9.]+:([0-9]+)".*/\1/p')
+	port=$(warmup_json n2 "$job" | sed -nE 's/.*"coordinator":"[0-9.]+:([0-9]+)".*/\1/p')
 	[ -n "$port" ] && [ "$port" -ge "$lo" ] && [ "$port" -le "$hi" ] &&
 		[ "$port" -ne "$taken" ] ||
-		sn_fail "comm_id port '$port': expected one of $lo-$hi but $taken"
+		sn_fail "coordinator port '$port': expected one of $lo-$hi but $taken"
 	assert_nothing_left "$lo" "$hi"
 }
 
@@ -212,9 +137,13 @@ fabric_srun() {
 	run --separate-stderr fabric_srun
 	sn_assert_failed
 	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
-	# n1 says which ports it could not have; the others name n1, the
-	# node they could not reach.
-	sn_assert_msg "warmup failed on node n1 .*($lo-$hi|fabric_ports)"
+	# n1 says which ports it could not have (not its GPUs' or NCCL's
+	# fault: fabric_setup); the others name n1, the node they could not
+	# reach.
+	sn_assert_msg "warmup failed on node n1 .*ports $lo-$hi on n1 are all taken by other processes"
+	grep -a 'on n1: nccl-warmup failed' "$(sn_slurmd_log n1)" | tail -n1 |
+		grep -qF '"status":"fabric_setup"' ||
+		sn_fail "n1's result is not fabric_setup"
 	sn_assert_msg 'warmup failed on node n2 .*n1'
 	sn_assert_msg 'warmup failed on node n3 .*n1'
 	assert_nothing_left "$lo" "$hi"

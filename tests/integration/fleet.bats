@@ -68,12 +68,14 @@ W
 }
 
 teardown_file() {
-	local pid
+	local pid m
 	pid=$(cat "$SN_CLUSTER_DIR/run/node_exporter.pid" 2>/dev/null)
 	[ -z "$pid" ] || kill "$pid" 2>/dev/null
-	if mountpoint -q "$(fleet_dir)/ro" 2>/dev/null; then
-		umount "$(fleet_dir)/ro"
-	fi
+	for m in "$(fleet_dir)/ro" "$(fleet_dir)/full"; do
+		if mountpoint -q "$m" 2>/dev/null; then
+			umount "$m"
+		fi
+	done
 	sn_file_teardown
 }
 
@@ -317,24 +319,37 @@ J
 }
 
 @test "fleet: a full, missing or read-only sink never fails the step" {
-	local ro
+	local ro full
 	ro="$(fleet_dir)/ro"
-	mkdir -p "$ro"
-	# A new read-only mount, not a remount: a remount's flags do not
-	# propagate into the nodes' mount namespaces (cluster.sh).
+	full="$(fleet_dir)/full"
+	mkdir -p "$ro" "$full"
+	# New mounts, not remounts: a remount's flags do not propagate into
+	# the nodes' mount namespaces (cluster.sh).
 	mount -t tmpfs -o ro,size=64k sn-ro "$ro" ||
 		sn_fail "cannot make a read-only mount"
-	sn_plugstack_set "warmup_helper=$(wrapper)" "record_file=/dev/full" \
-		"prom_dir=$ro" "record_syslog=yes"
+	# A full file system: a one-page tmpfs, its page taken.
+	mount -t tmpfs -o size=4k sn-full "$full" ||
+		sn_fail "cannot make a small mount"
+	dd if=/dev/zero of="$full/fill" bs=4096 count=1 2>/dev/null || true
+	sn_plugstack_set "warmup_helper=$(wrapper)" \
+		"record_file=$full/%n.jsonl" "prom_dir=$ro" "record_syslog=yes"
 	sn_fake_env ok
 	run --separate-stderr sn_srun -N3 --gres=gpu:1 --nccl-warmup=comm \
 		printenv SLURM_JOB_ID
 	sn_assert_status 0
 	sn_assert_no_msgs
-	grep -q 'warmup record not written: cannot write record_file /dev/full: No space left' \
+	grep -q "warmup record not written: cannot write record_file $full/n1.jsonl: No space left" \
 		"$(sn_slurmd_log n1)" || sn_fail "full disk not logged"
 	grep -q "warmup metrics not written: .*$ro.*Read-only file system" \
 		"$(sn_slurmd_log n2)" || sn_fail "read-only not logged"
+	# A device is no sink: refused, never opened for writing.
+	sn_plugstack_set "warmup_helper=$(wrapper)" "record_file=/dev/full" \
+		"prom_dir=/nonexistent"
+	run --separate-stderr sn_srun -N3 --gres=gpu:1 --nccl-warmup=comm true
+	sn_assert_status 0
+	sn_assert_no_msgs
+	grep -q 'warmup record not written: record_file /dev/full: is a character device, not a regular file' \
+		"$(sn_slurmd_log n1)" || sn_fail "device not refused"
 	sn_plugstack_set "warmup_helper=$(wrapper)" \
 		"record_file=/nonexistent/spank-nccl/%n.jsonl" "prom_dir=/nonexistent"
 	run --separate-stderr sn_srun -N3 --gres=gpu:1 --nccl-warmup=comm true
@@ -342,7 +357,7 @@ J
 	sn_assert_no_msgs
 	grep -q 'cannot open record_file /nonexistent/spank-nccl/n3.jsonl: No such file' \
 		"$(sn_slurmd_log n3)" || sn_fail "missing directory not logged"
-	umount "$ro"
+	umount "$ro" "$full"
 }
 
 @test "fleet: a bad sink argument is refused with its name" {

@@ -7,8 +7,10 @@
 # GPUs, other NCCL_*, other library path, a more thorough mode, ',fresh');
 # warmup_reuse=no; records as root only, unforgeable by the job user;
 # removal at the job's end (batch step) and by the next warmup step
-# (jobs without a batch step).  Counts come from the fake libcuda's
-# load log (one line per helper run) and the plugin's slurmd log lines.
+# (jobs without a batch step), which keeps the records of jobs whose
+# slurmstepd runs and not of those only a forged process title names.
+# Counts come from the fake libcuda's load log (one line per helper run)
+# and the plugin's slurmd log lines.
 
 load common
 
@@ -35,6 +37,20 @@ wait_file() {
 	local t=0
 	until [ -e "$1" ]; do
 		((t++ < 300)) || return 1
+		sleep 0.1
+	done
+}
+
+# A process titled "slurmstepd: [$1]" (sleep under exec -a) that is not
+# slurmstepd, run by "$2" (e.g. sn_as_user) or root; its pid in $SYNC.
+forge_title() {
+	local pidfile="$SYNC/forged-$1" t=0
+	${2:-} bash -c 'echo $$ >"$1"; exec -a "slurmstepd: [$2]" sleep 60' \
+		forge "$pidfile" "$1" &
+	wait_file "$pidfile" || sn_fail "no forged process for $1"
+	until grep -q "^slurmstepd: \[$1\]" "/proc/$(cat "$pidfile")/cmdline" \
+		2>/dev/null; do
+		((t++ < 100)) || sn_fail "no process titled slurmstepd: [$1]"
 		sleep 0.1
 	done
 }
@@ -203,10 +219,42 @@ S
 	# nothing ran at the allocation's end ...
 	[ -d "$REUSE_DIR/job-$job" ] ||
 		sn_fail "expected job $job's records until the next warmup step"
-	# ... so the next warmup step on the node removes them.
+	# ... so the next warmup step on the node removes them, even with
+	# processes titled as the job's slurmstepd (any user can set a title:
+	# only root's slurmstepd executable counts, src/core/reuse.c).
+	forge_title "$job.0" sn_as_user
+	forge_title "$job.1"
 	run --separate-stderr sn_srun --gres=gpu:1 --nccl-warmup=check true
+	kill "$(cat "$SYNC/forged-$job.0")" "$(cat "$SYNC/forged-$job.1")"
 	sn_assert_status 0
 	[ ! -e "$REUSE_DIR/job-$job" ] || sn_fail "stale records of job $job kept"
 	grep -q "removed the records of job $job (no step left on this node)" \
 		"$(sn_slurmd_log n1)" || sn_fail "slurmd log lacks the removal"
+}
+
+@test "reuse: another job's warmup step keeps the records of a job whose step still runs" {
+	local job pid
+	sn_fake_env ok
+	# The step holds until $SYNC/go: its slurmstepd (root, Slurm's
+	# executable, the job's title) is what keeps the records.
+	SN_TIMEOUT=60 sn_salloc --gres=gpu:2 srun --nccl-warmup=comm sh -c \
+		"echo \$SLURM_JOB_ID >$SYNC/ready; for t in \$(seq 300); do [ -e $SYNC/go ] && exit 0; sleep 0.1; done; exit 1" \
+		>"$SYNC/out" 2>&1 &
+	pid=$!
+	wait_file "$SYNC/ready" ||
+		{ touch "$SYNC/go"; sn_fail "the step never started: $(cat "$SYNC/out")"; }
+	job=$(cat "$SYNC/ready")
+	[ -d "$REUSE_DIR/job-$job" ] ||
+		{ touch "$SYNC/go"; sn_fail "no records for job $job"; }
+	run --separate-stderr sn_srun --gres=gpu:1 --nccl-warmup=check true
+	touch "$SYNC/go"
+	sn_assert_status 0
+	[ -d "$REUSE_DIR/job-$job" ] ||
+		sn_fail "records of job $job removed while its step ran"
+	wait "$pid" || sn_fail "salloc failed: $(cat "$SYNC/out")"
+	sn_wait_job "$job" || sn_fail "allocation $job stuck"
+	# Its slurmstepds gone, the next warmup step removes them.
+	run --separate-stderr sn_srun --gres=gpu:1 --nccl-warmup=check true
+	sn_assert_status 0
+	[ ! -e "$REUSE_DIR/job-$job" ] || sn_fail "stale records of job $job kept"
 }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # nccl-warmup --mode fabric without Slurm: three helper processes on
-# loopback (--fabric-root 127.0.0.1), one per "node", against the fake
-# libcuda/libnccl, whose NCCL really rendezvouses over TCP at NCCL_COMM_ID
-# (tests/fake/fake_nccl_net.c).  Every scenario checks each node's exit
+# loopback (--fabric-root 127.0.0.1), one per "node" 127.0.0.1-3 (the node
+# list names them by address, so the root's check that node I connects
+# from node I's address holds), authenticated by a munged of the test's
+# own, against the fake libcuda/libnccl, whose NCCL really rendezvouses
+# over TCP at the root's ncclGetUniqueId (tests/fake/fake_nccl_net.c).  Every scenario checks each node's exit
 # status, its message and JSON, that the nodes not at fault finish within
 # their deadline, and that nothing is left listening in the port range.
 # Waits are on the processes (wait PID) and on ss, never on fixed sleeps.
@@ -22,6 +24,11 @@ if [ ! -x "$helper" ] || [ ! -e "$fake/nccl/libnccl.so.2" ] ||
 	fi
 	exit 77
 fi
+if ! command -v munged >/dev/null || ! command -v mungekey >/dev/null; then
+	echo "munged and mungekey (munge) are needed: the fabric mode authenticates with MUNGE" >&2
+	[ "${CI:-}" = true ] && exit 1
+	exit 77
+fi
 if ! command -v ss >/dev/null; then
 	echo "ss (iproute2) is needed to check for listeners" >&2
 	[ "${CI:-}" = true ] && exit 1
@@ -32,6 +39,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_fabric_helper.XXXXXX") || exit 99
 squatter=
 cleanup() {
 	[ -n "$squatter" ] && kill "$squatter" 2>/dev/null
+	[ -f "$tmp/munged.pid" ] && kill "$(cat "$tmp/munged.pid")" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -43,6 +51,22 @@ for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; don
 LD_LIBRARY_PATH="$fake/cuda:$fake/nccl"
 export LD_LIBRARY_PATH
 host=$(hostname)
+# NCCL's bootstrap (the fake's too) on loopback, where the "nodes" are.
+NCCL_SOCKET_IFNAME=lo
+export NCCL_SOCKET_IFNAME
+
+# The test's own munged: ready when a credential round-trips.
+sock=$tmp/munge.socket
+mungekey -c -k "$tmp/munge.key" >/dev/null 2>&1 || exit 99
+munged -S "$sock" --key-file="$tmp/munge.key" --log-file="$tmp/munged.log" \
+	--pid-file="$tmp/munged.pid" --seed-file="$tmp/munged.seed" --force \
+	2>>"$tmp/munged.log" || { cat "$tmp/munged.log" >&2; exit 99; }
+n=0
+until munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; do
+	n=$((n + 1))
+	[ $n -le 500 ] || { echo "munged did not answer on $sock" >&2; exit 99; }
+	sleep 0.01	# polls the condition; no fixed wait
+done
 
 # A port range of this test's own, derived from its PID so that parallel
 # make check runs do not meet; ports go lo..lo+99, below Linux's
@@ -72,8 +96,9 @@ node() {
 	env $envs FAKE_CUDA_BUSIDS="0000:0$((i + 1)):00.0,0000:1$((i + 1)):00.0" \
 		"$helper" --mode fabric --json --node "$nname" \
 		--job-id "$job" --step-id "$step" --node-index "$i" \
-		--nodes "${nodes:-3}" --nodelist "${nodelist:-n[1-3]}" \
-		--fabric-root 127.0.0.1 --fabric-ports "$lo-$hi" "$@" \
+		--nodes "${nodes:-3}" --nodelist "${nodelist:-127.0.0.[1-3]}" \
+		--fabric-root 127.0.0.1 --fabric-ports "$lo-$hi" \
+		--munge-socket "$sock" "$@" \
 		>"$tmp/out$i" 2>"$tmp/err$i" &
 	eval "pid$i=\$!"
 }
@@ -112,7 +137,7 @@ expect_json() { grep -qF -- "$2" "$tmp/out$1" || fail "$1" "JSON lacks: $2"; }
 expect_within() {
 	eval "[ \"\$ms$1\" -le $2 ]" || fail "$1" "took more than $2 ms"
 }
-# The NCCL_COMM_ID port the nodes agreed on.
+# The port of NCCL's bootstrap root (from the root's unique id).
 comm_port() {
 	sed -n 's/.*"comm_id":"127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$tmp/out$1"
 }
@@ -124,14 +149,17 @@ node 1 n2 -- --timeout 20
 node 2 n3 -- --timeout 20
 finish three-nodes
 port=$(comm_port 0)
-if [ -z "$port" ] || [ "$port" -lt "$lo" ] || [ "$port" -gt "$hi" ]; then
-	fail 0 "comm_id port '$port' not in $lo-$hi"
+[ -n "$port" ] || fail 0 "no comm_id (NCCL's bootstrap root from the unique id)"
+coord=$(sed -n 's/.*"coordinator":"127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$tmp/out0")
+if [ -z "$coord" ] || [ "$coord" -lt "$lo" ] || [ "$coord" -gt "$hi" ]; then
+	fail 0 "coordinator port '$coord' not in $lo-$hi"
 fi
 for i in 0 1 2; do
 	expect_rc $i 0
 	expect_json $i "\"mode\":\"fabric\",\"status\":\"ok\""
 	expect_json $i "\"transport\":\"NET/Socket\""
-	expect_json $i "\"fabric\":{\"nodes\":3,\"node_index\":$i,\"ranks\":6,\"rank_base\":$((2 * i)),\"comm_id\":\"127.0.0.1:$port\",\"blame_index\":null,\"blame_node\":null}"
+	# Every node uses the root's id: one bootstrap root, NCCL's own.
+	expect_json $i "\"fabric\":{\"nodes\":3,\"node_index\":$i,\"ranks\":6,\"rank_base\":$((2 * i)),\"comm_id\":\"127.0.0.1:$port\",\"coordinator\":\"127.0.0.1:$coord\",\"refused_connections\":0,\"blame_index\":null,\"blame_node\":null}"
 	# every collective verified across the nodes
 	expect_json $i '"collectives":{"allreduce":'
 	expect_json $i '"sendrecv":'
@@ -139,24 +167,21 @@ for i in 0 1 2; do
 done
 
 # --- a taken coordinator port: the next candidate -------------------------
-# The first candidate precedes the NCCL port seen above (the coordinator
-# takes candidate k, NCCL the next): hold it with a listener of a
-# foreign step (two nodes, whose second never comes) and expect the
-# whole exchange one candidate later.
-prev() { if [ "$1" -eq "$lo" ]; then echo "$hi"; else echo $(( $1 - 1 )); fi; }
-next() { if [ "$1" -eq "$hi" ]; then echo "$lo"; else echo $(( $1 + 1 )); fi; }
-step=$((step - 1))
-squat_port=$(prev "$port")
+# The first candidate is held by a helper of the same user for a step of
+# two nodes, whose second never comes: it answers the members with a
+# sealed REFUSE (node count), and they find their root one port later.
 FAKE_CUDA_BUSIDS=0000:0a:00.0 "$helper" --mode fabric --json --node s1 \
 	--job-id "$job" --step-id "$step" --node-index 0 --nodes 2 \
-	--nodelist 's[1-2]' --fabric-root 127.0.0.1 --fabric-ports "$lo-$hi" \
+	--nodelist '127.0.0.[1-2]' --fabric-root 127.0.0.1 \
+	--fabric-ports "$lo-$hi" --munge-socket "$sock" \
 	--timeout 30 >"$tmp/squat" 2>&1 &
 squatter=$!
 n=0
-until listeners | grep -q ":$squat_port "; do
+until squat_port=$(listeners | sed -n 's/.*127\.0\.0\.1:\([0-9]*\) .*/\1/p' | head -n1)
+      [ -n "$squat_port" ]; do
 	n=$((n + 1))
 	if [ $n -gt 500 ] || ! kill -0 "$squatter" 2>/dev/null; then
-		echo "FAIL [taken-port]: the squatter never listened on $squat_port" >&2
+		echo "FAIL [taken-port]: the squatter never listened" >&2
 		failures=$((failures + 1)); break
 	fi
 	sleep 0.01	# polls the condition; no fixed wait
@@ -166,13 +191,25 @@ node 0 n1 -- --timeout 20
 node 1 n2 -- --timeout 20
 node 2 n3 -- --timeout 20
 finish taken-port
-kill "$squatter" 2>/dev/null; wait "$squatter" 2>/dev/null; squatter=; squat_port=
-want=$(next "$port")
+kill "$squatter" 2>/dev/null; wait "$squatter" 2>/dev/null; squatter=
 for i in 0 1 2; do
 	expect_rc $i 0
-	expect_json $i "\"comm_id\":\"127.0.0.1:$want\""
+	expect_json $i '"status":"ok"'
+	# Past the squatter's port; the members heard its sealed REFUSE.
+	expect_json $i '"coordinator":"127.0.0.1:'
+	grep -qF "\"coordinator\":\"127.0.0.1:$squat_port\"" "$tmp/out$i" &&
+		fail $i "joined the squatter's port $squat_port"
 done
+squat_port=
 [ -z "$(listeners)" ] || { echo "FAIL [taken-port]: left listening" >&2; failures=$((failures + 1)); }
+
+# --- no munged: the node says so, as nobody's GPU or NCCL fault -----------
+start=$(now_ms)
+node 0 n1 -- --timeout 4 --munge-socket "$tmp/no-such.socket"
+finish no-munge
+expect_rc 0 12
+expect_err 0 "MUNGE cannot make a credential"
+expect_json 0 '"status":"fabric_setup"'
 
 # --- a node that never joins: the others name it, within their deadline ---
 start=$(now_ms)
@@ -181,9 +218,9 @@ node 1 n2 -- --timeout 4
 finish never-joins
 for i in 0 1; do
 	expect_rc $i 10
-	expect_err $i "fabric warmup: node n3 (index 2 of 3) never joined within"
+	expect_err $i "fabric warmup: node 127.0.0.3 (index 2 of 3) never joined within"
 	expect_json $i '"status":"peer_failed"'
-	expect_json $i '"blame_index":2,"blame_node":"n3"'
+	expect_json $i '"blame_index":2,"blame_node":"127.0.0.3"'
 	expect_within $i 4500
 done
 
@@ -197,7 +234,7 @@ expect_rc 2 8
 expect_err 2 "cuInit"
 for i in 0 1; do
 	expect_rc $i 10
-	expect_err $i "node n3 (index 2 of 3) never joined"
+	expect_err $i "node 127.0.0.3 (index 2 of 3) never joined"
 	expect_within $i 4500
 done
 
@@ -212,8 +249,8 @@ expect_err 1 "FAKE_NCCL_INIT_FAIL_HOSTS"
 expect_json 1 '"blame_index":1,"blame_node":"n2"'
 for i in 0 2; do
 	expect_rc $i 10
-	expect_err $i "fabric warmup: node n2 (index 1 of 3) failed: NCCL communicator init"
-	expect_json $i '"blame_index":1,"blame_node":"n2"'
+	expect_err $i "fabric warmup: node 127.0.0.2 (index 1 of 3) failed: NCCL communicator init"
+	expect_json $i '"blame_index":1,"blame_node":"127.0.0.2"'
 	# stopped by the verdict, not by their own deadline
 	expect_within $i 10000
 done
@@ -228,7 +265,7 @@ expect_rc 2 5
 expect_json 2 '"failed_op":"broadcast"'
 for i in 0 1; do
 	expect_rc $i 10
-	expect_err $i "fabric warmup: node n3 (index 2 of 3) failed: NCCL broadcast failed"
+	expect_err $i "fabric warmup: node 127.0.0.3 (index 2 of 3) failed: NCCL broadcast failed"
 	expect_within $i 10000
 done
 
@@ -284,9 +321,9 @@ start=$(now_ms)
 nodes=1; nodelist=n1
 node 0 n1 -- --timeout 20
 finish one-node
-nodes=3; nodelist='n[1-3]'
+nodes=3; nodelist='127.0.0.[1-3]'
 expect_rc 0 0
-expect_json 0 '"fabric":{"nodes":1,"node_index":0,"ranks":2,"rank_base":0,"comm_id":null,"blame_index":null,"blame_node":null}'
+expect_json 0 '"fabric":{"nodes":1,"node_index":0,"ranks":2,"rank_base":0,"comm_id":null,"coordinator":null,"refused_connections":0,"blame_index":null,"blame_node":null}'
 
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed" >&2

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,36 +158,63 @@ static void test_port_derivation(void **state)
 	assert_int_equal(sn_fabric_port(&r, 99, 5, 3), 40000);
 }
 
-static void test_comm_id(void **state)
+static void test_endpoint(void **state)
 {
-	char id[SN_COMM_ID_MAX];
+	char id[SN_ENDPOINT_MAX];
 	struct sn_error err = { "" };
 
 	(void)state;
-	assert_int_equal(sn_fabric_comm_id(id, sizeof(id), "10.250.0.11",
+	assert_int_equal(sn_fabric_endpoint(id, sizeof(id), "10.250.0.11",
 					   29401, &err), 0);
 	assert_string_equal(id, "10.250.0.11:29401");
-	assert_int_equal(sn_fabric_comm_id(id, sizeof(id), "fd00::1", 29401,
+	assert_int_equal(sn_fabric_endpoint(id, sizeof(id), "fd00::1", 29401,
 					   &err), 0);
 	assert_string_equal(id, "[fd00::1]:29401");
-	assert_int_equal(sn_fabric_comm_id(id, sizeof(id), "n1", 29401, &err),
+	assert_int_equal(sn_fabric_endpoint(id, sizeof(id), "n1", 29401, &err),
 			 -1);
 	assert_non_null(strstr(err.msg, "numeric"));
-	assert_int_equal(sn_fabric_comm_id(id, sizeof(id), "10.0.0.1;x", 1,
+	assert_int_equal(sn_fabric_endpoint(id, sizeof(id), "10.0.0.1;x", 1,
 					   &err), -1);
-	assert_int_equal(sn_fabric_comm_id(id, 8, "10.250.0.11", 29401, &err),
+	assert_int_equal(sn_fabric_endpoint(id, 8, "10.250.0.11", 29401, &err),
 			 -1);
+}
+
+/* ncclGetUniqueId's id: a magic, then NCCL's bootstrap root address. */
+static void test_nccl_id_endpoint(void **state)
+{
+	unsigned char nid[128] = { 0 };
+	struct sockaddr_in in4 = { .sin_family = AF_INET,
+				   .sin_port = htons(43567) };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(1) };
+	char out[SN_ENDPOINT_MAX];
+
+	(void)state;
+	memset(nid, 0x5a, 8);
+	inet_pton(AF_INET, "10.250.0.11", &in4.sin_addr);
+	memcpy(nid + 8, &in4, sizeof(in4));
+	assert_int_equal(sn_nccl_id_endpoint(nid, sizeof(nid), out, sizeof(out)), 0);
+	assert_string_equal(out, "10.250.0.11:43567");
+	inet_pton(AF_INET6, "fd00::11", &in6.sin6_addr);
+	memcpy(nid + 8, &in6, sizeof(in6));
+	assert_int_equal(sn_nccl_id_endpoint(nid, sizeof(nid), out, sizeof(out)), 0);
+	assert_string_equal(out, "[fd00::11]:1");
+	/* An id without an address (a counter, an older layout). */
+	memset(nid + 8, 0, sizeof(nid) - 8);
+	assert_int_equal(sn_nccl_id_endpoint(nid, sizeof(nid), out, sizeof(out)), -1);
+	assert_int_equal(sn_nccl_id_endpoint(nid, 16, out, sizeof(out)), -1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_nccl_id_endpoint),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_nth_and_find),
 		cmocka_unit_test(test_port_range),
 		cmocka_unit_test(test_port_derivation),
-		cmocka_unit_test(test_comm_id),
+		cmocka_unit_test(test_endpoint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -351,7 +351,7 @@ run fabric-one-node -- --json --mode fabric --job-id 3 --step-id 1 \
 	--node-index 0 --nodes 1 --nodelist testnode
 expect_rc 0; ok_json
 expect_json '"mode":"fabric"'
-expect_json '"transport":"NET/Socket","fabric":{"nodes":1,"node_index":0,"ranks":4,"rank_base":0,"comm_id":null,"blame_index":null,"blame_node":null}'
+expect_json '"transport":"NET/Socket","fabric":{"nodes":1,"node_index":0,"ranks":4,"rank_base":0,"comm_id":null,"coordinator":null,"refused_connections":0,"blame_index":null,"blame_node":null}'
 expect_err ", ranks 0-3 of 4 over 1 node, network NET/Socket"
 
 run step-usage-badlist -- --node-index 0 --nodes 1 --nodelist 'n[3-1]'

@@ -2,8 +2,13 @@
 /* Warmup reuse (src/core/reuse.c): the key, the record, the checks. */
 #include "core_testutil.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "reuse.h"
 
@@ -294,8 +299,209 @@ static void test_job_dir_names(void **state)
 	assert_false(sn_reuse_job_dir_parse("x", &job));
 }
 
-int main(void)
+/* ---- sn_reuse_job_alive: a forged title is not a slurmstepd ---------- */
+
+#define NOBODY 65534
+
+static char proc_root[] = "/tmp/sn-test-proc-XXXXXX";
+
+static void put(const char *dir, const char *name, const char *text,
+		size_t len)
 {
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A fake PROC/PID: TITLE (NUL-ended as cmdline is), real uid, exe link. */
+static void fake_process(const char *pid, const char *title, long ruid,
+			 const char *exe)
+{
+	char dir[128], status[256], link[160];
+
+	snprintf(dir, sizeof(dir), "%s/%s", proc_root, pid);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(dir, "cmdline", title, strlen(title) + 1);
+	snprintf(status, sizeof(status),
+		 "Name:\tslurmstepd\nUmask:\t0022\nState:\tS (sleeping)\n"
+		 "Tgid:\t%s\nPid:\t%s\nPPid:\t1\nTracerPid:\t0\n"
+		 "Uid:\t%ld\t0\t0\t0\nGid:\t0\t0\t0\t0\n", pid, pid, ruid);
+	put(dir, "status", status, strlen(status));
+	snprintf(link, sizeof(link), "%s/exe", dir);
+	assert_int_equal(symlink(exe, link), 0);
+}
+
+static void test_job_alive_fake_proc(void **state)
+{
+	static const char stepd[] = "/usr/sbin/slurmstepd-wlm";
+	char self[128], cmd[128];
+
+	assert_non_null(mkdtemp(proc_root));
+	/* Nothing to compare with: cannot tell, the records stay. */
+	assert_true(sn_reuse_job_alive("/nonexistent/proc", 42));
+	assert_true(sn_reuse_job_alive(proc_root, 42));
+	snprintf(self, sizeof(self), "%s/self", proc_root);
+	assert_int_equal(mkdir(self, 0755), 0);
+	snprintf(self, sizeof(self), "%s/self/exe", proc_root);
+	assert_int_equal(symlink(stepd, self), 0);
+	assert_false(sn_reuse_job_alive(proc_root, 42));
+
+	/* Job 42: its title on a user's process (exec -a, prctl, argv). */
+	fake_process("100", "slurmstepd: [42.0]", 1000, stepd);
+	/* ... on a setuid-root program: effective 0, real the user's. */
+	fake_process("101", "slurmstepd: [42.1]", 1000, "/usr/bin/passwd");
+	/* Job 43: a root program, not slurmstepd, with its title. */
+	fake_process("102", "slurmstepd: [43.0]", 0, "/usr/bin/su");
+	/* Job 44: slurmstepd itself; 45: of a het job; 46: upgraded under
+	 * it; 48: only job 480 runs. */
+	fake_process("103", "slurmstepd: [44.0]", 0, stepd);
+	fake_process("104", "slurmstepd: [45+1.0]", 0, stepd);
+	fake_process("105", "slurmstepd: [46.batch]", 0,
+		     "/usr/sbin/slurmstepd-wlm (deleted)");
+	fake_process("106", "slurmstepd: [480.0]", 0, stepd);
+	/* Kernel threads and the like: no exe, no title. */
+	fake_process("107", "", 0, "/nonexistent");
+	assert_false(sn_reuse_job_alive(proc_root, 42));
+	assert_false(sn_reuse_job_alive(proc_root, 43));
+	assert_true(sn_reuse_job_alive(proc_root, 44));
+	assert_true(sn_reuse_job_alive(proc_root, 45));
+	assert_true(sn_reuse_job_alive(proc_root, 46));
+	assert_false(sn_reuse_job_alive(proc_root, 48));
+	assert_true(sn_reuse_job_alive(proc_root, 480));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The real uid the kernel shows (not fakeroot's getuid()); -1: unknown. */
+static long kernel_real_uid(void)
+{
+	char text[2048], *uid;
+	FILE *f = fopen("/proc/self/status", "r");
+	size_t n;
+	long u = -1;
+
+	if (!f)
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	uid = strstr(text, "\nUid:");
+	if (!uid || sscanf(uid + 5, "%ld", &u) != 1)
+		return -1;
+	return u;
+}
+
+struct child {
+	pid_t pid;
+	int hold;	/* its stdin: it exits when this is closed */
+};
+
+/*
+ * Starts PROG under the title TITLE (argv[0]), with ARG (or none), as uid
+ * UID (-1: ours).  False if it could not run so (e.g. nobody cannot).
+ */
+static bool start_titled(const char *prog, const char *title,
+			 const char *arg, long uid, struct child *c)
+{
+	int in[2], ready[2], e = 0;
+
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		close(in[1]);
+		/* Really that uid: fakeroot only pretends. */
+		if (uid >= 0 && (setgroups(0, NULL) ||
+				 setresgid(uid, uid, uid) ||
+				 setresuid(uid, uid, uid) ||
+				 kernel_real_uid() != uid)) {
+			e = EPERM;
+			(void)!write(ready[1], &e, sizeof(e));
+			_exit(2);
+		}
+		execl(prog, title, arg, (char *)NULL);
+		e = errno;
+		(void)!write(ready[1], &e, sizeof(e));
+		_exit(127);
+	}
+	close(in[0]);
+	close(ready[1]);
+	c->hold = in[1];
+	/* EOF once execl() succeeded (O_CLOEXEC); errno if it failed. */
+	if (read(ready[0], &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+		close(ready[0]);
+		close(c->hold);
+		waitpid(c->pid, NULL, 0);
+		return false;
+	}
+	close(ready[0]);
+	return true;
+}
+
+static void stop(struct child *c)
+{
+	int status;
+
+	close(c->hold);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+}
+
+/*
+ * Real processes in the real /proc.  A forged title on another program
+ * never counts.  This very test binary under a slurmstepd title counts
+ * only as root (real uid 0), as slurmstepd would; as nobody it does not.
+ */
+static void test_job_alive_real_proc(void **state)
+{
+	char self[4096];
+	ssize_t n;
+	struct child c;
+
+	/* This binary's path (valgrind answers this one with the program). */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+
+	/* Job ids no test cluster reaches. */
+	assert_true(start_titled("/bin/cat", "slurmstepd: [3999999001.0]",
+				 NULL, -1, &c));
+	assert_false(sn_reuse_job_alive("/proc", 3999999001U));
+	stop(&c);
+	assert_true(start_titled(self, "slurmstepd: [3999999002.0]", "--hold",
+				 -1, &c));
+	assert_int_equal(sn_reuse_job_alive("/proc", 3999999002U),
+			 kernel_real_uid() == 0);
+	stop(&c);
+	assert_false(sn_reuse_job_alive("/proc", 3999999002U));
+	if (geteuid() != 0)
+		return;
+	if (!start_titled(self, "slurmstepd: [3999999003.0]", "--hold", NOBODY,
+			  &c)) {
+		print_message("  not runnable as nobody: case skipped\n");
+		return;
+	}
+	assert_false(sn_reuse_job_alive("/proc", 3999999003U));
+	stop(&c);
+}
+
+int main(int argc, char **argv)
+{
+	/* start_titled()'s child: wait for stdin's EOF, as slurmstepd waits. */
+	if (argc == 2 && strcmp(argv[1], "--hold") == 0) {
+		char b;
+
+		while (read(0, &b, 1) > 0)
+			;
+		return 0;
+	}
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_text_and_order),
 		cmocka_unit_test(test_key_changes_with_each_input),
@@ -305,6 +511,8 @@ int main(void)
 		cmocka_unit_test(test_record_usable),
 		cmocka_unit_test(test_stat_trusted),
 		cmocka_unit_test(test_job_dir_names),
+		cmocka_unit_test(test_job_alive_fake_proc),
+		cmocka_unit_test(test_job_alive_real_proc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,139 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+#
+# A stranger on the cluster network, against a step's fabric warmup
+# (tests/integration/fabric_hostile.bats; issue 20).  Runs until SIGTERM,
+# then writes "connected=N answered=M" to STATS (answered: connections on
+# which the step's coordinator said anything back).
+#
+#   hello ADDR LO-HI JOB STEP STATS [MUNGE_SOCKET]
+#       connects to every port of LO-HI at ADDR again and again, claiming
+#       node index 1 and 2 with a wrapping GPU count: plain lines, a forged
+#       AUTH line and, with MUNGE_SOCKET, a HELLO correctly sealed for the
+#       connection by the stranger's own uid (munge -s)
+#   idle ADDR LO-HI COUNT STATS
+#       holds COUNT silent connections on every port of LO-HI
+#   fakeroot PORT JOB STEP STATS READY [MUNGE_SOCKET]
+#       listens on PORT before the step (the first candidate on node 0)
+#       and answers each member as its root would: WELCOME (plain, or
+#       sealed by the stranger's uid), GO, then a VERDICT that would pass
+#       a failed node (status=256) and frame node 2
+use strict;
+use warnings;
+use IO::Socket::INET;
+use IO::Select;
+
+my ($mode, @a) = @ARGV;
+my ($connected, $answered, $stats) = (0, 0, undef);
+my $stop = 0;
+$SIG{TERM} = sub { $stop = 1 };
+
+sub finish {
+	open(my $f, '>', "$stats.tmp") or die "$stats: $!";
+	print $f "connected=$connected answered=$answered\n";
+	close($f);
+	rename("$stats.tmp", $stats);
+	exit 0;
+}
+
+sub range { my ($lo, $hi) = split /-/, shift; return ($lo .. $hi); }
+
+# The credential of PAYLOAD made by this process's uid, or undef.
+sub seal {
+	my ($sock, $payload) = @_;
+	open(my $p, '-|', 'munge', '-S', $sock, '-s', $payload) or return;
+	my $cred = <$p>;
+	close($p);
+	chomp $cred if defined $cred;
+	return $cred;
+}
+
+sub endpoints {
+	my $s = shift;
+	return ($s->sockhost . ':' . $s->sockport,
+		$s->peerhost . ':' . $s->peerport);
+}
+
+# Whatever the other side says within a moment counts as an answer.
+sub heard {
+	my $s = shift;
+	my $buf;
+	return IO::Select->new($s)->can_read(0.2) && sysread($s, $buf, 1) ? 1 : 0;
+}
+
+if ($mode eq 'hello') {
+	my ($addr, $ports, $job, $step, $munge);
+	($addr, $ports, $job, $step, $stats, $munge) = @a;
+	until ($stop) {
+		for my $port (range($ports)) {
+			for my $kind ('plain', 'forged', 'sealed') {
+				next if $kind eq 'sealed' && !$munge;
+				my $s = IO::Socket::INET->new(PeerAddr => $addr,
+					PeerPort => $port, Timeout => 1) or next;
+				$connected++;
+				my $idx = 1 + $connected % 2;
+				my $hello = "SNFB2 HELLO job=$job step=$step index=$idx nodes=3 gpus=4294967294 status=0 node=n" . ($idx + 1) . " text=";
+				if ($kind eq 'plain') {
+					print $s "$hello\n";
+				} elsif ($kind eq 'forged') {
+					print $s "SNFB2 AUTH MUNGE:AwQDAAD3Uuch0d5pgnFjcgR5NzIi:\n";
+				} else {
+					(my $ok = $hello) =~ s/gpus=\d+/gpus=2/;
+					my ($from, $to) = endpoints($s);
+					my $cred = seal($munge, "SNFB2 SEAL $from $to\n$ok");
+					print $s "SNFB2 AUTH $cred\n" if $cred;
+				}
+				$answered += heard($s);
+				close($s);
+			}
+		}
+		select(undef, undef, undef, 0.005);
+	}
+	finish();
+} elsif ($mode eq 'idle') {
+	my ($addr, $ports, $count);
+	($addr, $ports, $count, $stats) = @a;
+	my %held;
+	until ($stop) {
+		for my $port (range($ports)) {
+			my $list = $held{$port} ||= [];
+			# Closed by the coordinator: forget them, open more.
+			@$list = grep { !IO::Select->new($_)->can_read(0) } @$list;
+			while (@$list < $count && !$stop) {
+				my $s = IO::Socket::INET->new(PeerAddr => $addr,
+					PeerPort => $port, Timeout => 1) or last;
+				$connected++;
+				push @$list, $s;
+			}
+		}
+		select(undef, undef, undef, 0.01);
+	}
+	finish();
+} elsif ($mode eq 'fakeroot') {
+	my ($port, $job, $step, $ready, $munge);
+	($port, $job, $step, $stats, $ready, $munge) = @a;
+	my $l = IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => $port,
+		Listen => 64, ReuseAddr => 1) or die "listen $port: $!\n";
+	open(my $f, '>', $ready) or die; close($f);
+	my $id = '0' x 256;
+	my $sel = IO::Select->new($l);
+	until ($stop) {
+		next unless $sel->can_read(0.1);
+		my $c = $l->accept or next;
+		$connected++;
+		my $line = <$c>;
+		my $welcome = "SNFB2 WELCOME job=$job step=$step";
+		if ($munge) {
+			my ($from, $to) = endpoints($c);
+			my $cred = seal($munge, "SNFB2 SEAL $from $to\n$welcome");
+			print $c "SNFB2 AUTH $cred\n" if $cred;
+		} else {
+			print $c "$welcome\n";
+		}
+		print $c "SNFB2 GO job=$job step=$step rank_base=0 nranks=1 id=$id\n";
+		print $c "SNFB2 VERDICT job=$job step=$step status=256 blame=2 text=framed by a stranger\n";
+		close($c);
+	}
+	finish();
+}
+die "usage: fabric-stranger.pl hello|idle|fakeroot ...\n";
