@@ -214,7 +214,8 @@ t_fabric_bench() {
 run_fabric() {
 	[ "${SN_GPU_FABRIC:-1}" = 1 ] || return 0
 	if [ "$gpu_count" -lt 2 ]; then
-		record FAIL fabric "needs 2 GPUs, the node has $gpu_count"
+		# One GPU: two helpers by hand (fabric-one-gpu.sh).
+		run_fabric_one_gpu
 		return
 	fi
 	fabric_gpn=$((gpu_count / 2))

@@ -409,8 +409,10 @@ build_with_gcc() {
 		-Wl,--version-script="$s/src/plugin/spank_nccl.map" \
 		"$s"/src/core/*.c "$s"/src/plugin/*.c &&
 	gcc "${flags[@]}" '-DWU_VERSION="gcc-build"' -I"$cuda/include" \
-		-I"$nccl_prefix/include" -o "$b/src/warmup/nccl-warmup" \
-		"$s"/src/core/*.c "$s"/src/warmup/*.c -lpthread -ldl
+		-I"$nccl_prefix/include" -I"$sl_root/usr/include" \
+		-o "$b/src/warmup/nccl-warmup" \
+		"$s"/src/core/*.c "$s"/src/warmup/*.c \
+		-L"$sl_root/usr/lib/x86_64-linux-gnu" -lmunge -lpthread -ldl
 }
 
 # configure_and_make CONFIGURE_ARGS...: into build.log.
@@ -418,7 +420,7 @@ configure_and_make() {
 	(
 		cd "$work/build" &&
 		"$work/src/configure" --with-cuda="$cuda" \
-			--with-nccl="$nccl_prefix" "$@" &&
+			--with-nccl="$nccl_prefix" --with-munge="$sl_root/usr" "$@" &&
 		if command -v make >/dev/null; then
 			make -j16
 		else
@@ -975,6 +977,11 @@ run_bench() {
 # shellcheck source=tests/gpu/fabric-gpu.sh
 source "$src/tests/gpu/fabric-gpu.sh" || {
 	echo "run-gpu-tests.sh: cannot source $src/tests/gpu/fabric-gpu.sh (not in the tarball?)" >&2
+	exit 1
+}
+# shellcheck source=tests/gpu/fabric-one-gpu.sh
+source "$src/tests/gpu/fabric-one-gpu.sh" || {
+	echo "run-gpu-tests.sh: cannot source $src/tests/gpu/fabric-one-gpu.sh (not in the tarball?)" >&2
 	exit 1
 }
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# What the fabric warmup's authentication costs (issue 20): three
+# nccl-warmup --mode fabric processes on loopback, one per "node"
+# (127.0.0.1-3), against the fake CUDA/NCCL of a build tree, timed from
+# the first start to the last exit; the helper of this tree (MUNGE-sealed
+# HELLO/WELCOME, NCCL's unique id in GO) against SN_BENCH_BEFORE, a helper
+# built from the commit before (unauthenticated, NCCL_COMM_ID), in one run,
+# interleaved so that drift hits both alike, after one discarded run each.
+# Medians of SN_BENCH_RUNS runs (default 21, at least 5).  No Slurm, no GPU;
+# there is no target to miss (docs/benchmarks.md reports the numbers).
+#
+#   SN_BENCH_BEFORE=/tmp/old/src/warmup/nccl-warmup bash bench/fabric-auth.sh
+#
+# Needs: a build tree (SN_BUILD_DIR, default the source tree) after
+# `make check` (the fake libraries), munged and mungekey (package munge).
+set -uo pipefail
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${SN_BUILD_DIR:-$src}
+runs=${SN_BENCH_RUNS:-21}
+after=$build/src/warmup/nccl-warmup
+before=${SN_BENCH_BEFORE:-}
+fake=$build/tests/fake
+
+die() {
+	echo "fabric-auth.sh: error: $*" >&2
+	exit 1
+}
+
+[ "$runs" -ge 5 ] || die "SN_BENCH_RUNS=$runs: medians need at least 5 runs"
+[ -x "$after" ] || die "$after not built"
+[ -e "$fake/nccl/libnccl.so.2" ] || die "no fake libraries in $fake (make check)"
+[ -z "$before" ] || [ -x "$before" ] || die "SN_BENCH_BEFORE=$before is not a program"
+command -v munged >/dev/null || die "munged not installed (apt-get install munge)"
+
+tmp=$(mktemp -d /tmp/fabric-auth.XXXXXX)
+trap '[ -f "$tmp/munged.pid" ] && kill "$(cat "$tmp/munged.pid")"; rm -rf "$tmp"' EXIT
+sock=$tmp/munge.socket
+mungekey -c -k "$tmp/munge.key" >/dev/null 2>&1 || die "mungekey failed"
+munged -S "$sock" --key-file="$tmp/munge.key" --log-file="$tmp/munged.log" \
+	--pid-file="$tmp/munged.pid" --seed-file="$tmp/munged.seed" --force ||
+	die "munged failed: $(cat "$tmp/munged.log")"
+n=0
+until munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; do
+	n=$((n + 1))
+	[ $n -le 500 ] || die "munged did not answer"
+	sleep 0.01	# polls the condition
+done
+
+unset CUDA_VISIBLE_DEVICES LD_PRELOAD
+for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+for v in $(env | sed -n 's/^\(FAKE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+export LD_LIBRARY_PATH=$fake/cuda:$fake/nccl NCCL_SOCKET_IFNAME=lo
+step=0
+errors=0
+
+# one NAME HELPER [ARGS]: a three-node fabric warmup, sampled under NAME.
+one() {
+	local name=$1 helper=$2 i t0 pids=() rc=0
+	shift 2
+	step=$((step + 1))
+	t0=$EPOCHREALTIME
+	for i in 0 1 2; do
+		FAKE_CUDA_BUSIDS="0000:0$((i + 1)):00.0,0000:1$((i + 1)):00.0" \
+			"$helper" --mode fabric --node "n$((i + 1))" --timeout 30 \
+			--job-id $$ --step-id "$step" --node-index "$i" --nodes 3 \
+			--nodelist '127.0.0.[1-3]' --fabric-root 127.0.0.1 \
+			--fabric-ports 30000-30099 "$@" >/dev/null 2>"$tmp/err$i" &
+		pids+=("$!")
+	done
+	for i in 0 1 2; do
+		wait "${pids[$i]}" || rc=$?
+	done
+	if [ "$rc" -ne 0 ]; then
+		echo "fabric-auth.sh: $name failed (exit $rc): $(cat "$tmp"/err*)" >&2
+		errors=$((errors + 1))
+		return
+	fi
+	[ -z "$name" ] || awk -v n="$name" -v a="$t0" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%s\t%.4f\n", n, b - a }' >>"$tmp/samples"
+}
+
+echo "fabric-auth: 3 helpers on loopback, $runs runs each"
+one "" "$after" --munge-socket "$sock"
+[ -z "$before" ] || one "" "$before"
+for ((r = 0; r < runs; r++)); do
+	one after "$after" --munge-socket "$sock"
+	[ -z "$before" ] || one before "$before"
+done
+
+awk -F'\t' '
+{ v[$1] = v[$1] " " $2; n[$1]++ }
+function median(name,   a, k, i, j, t) {
+	k = split(v[name], a, " ")
+	for (i = 1; i <= k; i++)
+		for (j = i + 1; j <= k; j++)
+			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
+END {
+	printf "%-46s %5s %9s\n", "3-node fabric warmup, first start to last exit", "runs", "median s"
+	if (n["before"])
+		printf "%-46s %5d %9.4f\n", "before (no authentication, NCCL_COMM_ID)", n["before"], median("before")
+	printf "%-46s %5d %9.4f\n", "after (MUNGE seals, unique id in GO)", n["after"], median("after")
+	if (n["before"])
+		printf "\nauthentication adds: %.1f ms\n", (median("after") - median("before")) * 1000
+}' "$tmp/samples"
+[ "$errors" -eq 0 ]
