@@ -82,7 +82,9 @@ static int dial(const struct fabric_plan *p, unsigned int port,
  * the first one it could bind, so the rounds find it as soon as it
  * listens); a port whose listener answers without the job's seal is
  * another program, another user's, or a squatter: logged, never tried
- * again, and nothing it said is kept.  *SQUATTED: every port was one.
+ * again, and nothing it said is kept.  A listener that takes the
+ * connection and says nothing is tried again (the root may be busy).
+ * *SQUATTED: every port was taken by a listener that was not the root.
  */
 static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *hello,
 			  int64_t deadline_ms, bool *squatted,
@@ -90,7 +92,8 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 {
 	const struct fabric_plan *p = &c->plan;
 	unsigned int k = 0, round_ms = 20, n_impostors = 0;
-	uint64_t impostor = 0;
+	uint64_t impostor = 0, silent = 0, all = (p->attempts >= 64) ? ~0ULL :
+					      (1ULL << p->attempts) - 1;
 	char refused[SN_FABRIC_TEXT_MAX] = "", root[SN_HOSTNAME_MAX];
 
 	*squatted = false;
@@ -137,6 +140,8 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 				fabric_stranger(c, where, e.msg);
 				impostor |= 1ULL << k;
 				n_impostors++;
+			} else {
+				silent |= 1ULL << k;
 			}
 			close(fd);
 		}
@@ -150,7 +155,7 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 		}
 	}
 	fabric_node_name(p, 0, root, sizeof(root));
-	if (n_impostors == p->attempts) {
+	if ((impostor | silent) == all) {
 		char ports[64];
 
 		*squatted = true;

@@ -192,8 +192,12 @@ assert_records() {
 	scancel "$JOB"
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the tasks did not run"
-	assert_json n2 "$JOB" '"status":"ok"' '"refused_connections":1'
-	assert_json n3 "$JOB" '"status":"ok"' '"refused_connections":1'
+	# The members reached it (its stats) and joined the next candidate.
+	assert_unanswered "$STATS.root"
+	assert_json n2 "$JOB" '"status":"ok"' \
+		"\"coordinator\":\"$SN_NET_PREFIX.11:$(fabric_port "$lo" "$hi" "$JOB" 0 1)\""
+	assert_json n3 "$JOB" '"status":"ok"' \
+		"\"coordinator\":\"$SN_NET_PREFIX.11:$(fabric_port "$lo" "$hi" "$JOB" 0 1)\""
 	assert_records ok
 	assert_nothing_left "$lo" "$hi"
 }

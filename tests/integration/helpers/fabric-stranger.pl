@@ -27,6 +27,8 @@ my ($mode, @a) = @ARGV;
 my ($connected, $answered, $stats) = (0, 0, undef);
 my $stop = 0;
 $SIG{TERM} = sub { $stop = 1 };
+# A member that hangs up on us mid-answer is no reason to stop.
+$SIG{PIPE} = 'IGNORE';
 
 sub finish {
 	open(my $f, '>', "$stats.tmp") or die "$stats: $!";
