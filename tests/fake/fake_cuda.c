@@ -231,6 +231,9 @@ CUresult cuInit(unsigned int Flags)
 	if (fake_env_has("FAKE_CUDA_HANG", "init") ||
 	    fake_host_listed("FAKE_CUDA_HANG_INIT_HOSTS"))
 		fake_hang();
+	/* A slow driver on the hosts named: a node that joins late. */
+	if (fake_host_listed("FAKE_CUDA_SLOW_INIT_HOSTS"))
+		fake_sleep(fake_env_num("FAKE_CUDA_SLOW_INIT_MS", 3000) / 1e3);
 	/* What a driver whose kernel module does not match reports. */
 	if (fake_env_has("FAKE_CUDA_FAIL", "init"))
 		return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;

@@ -77,6 +77,19 @@ assert_unanswered() {
 		sn_fail "the stranger: $(cat "$f"); $(cat "$STATS.log" 2>/dev/null)"
 }
 
+# Waits until every stranger STATS.NAME... is looping, and makes n3 join
+# late (its fake cuInit takes 3 s), so the coordinator on n1 listens long
+# enough for the strangers to find it whatever the machine's load.
+strangers_ready() {
+	local name
+	for name in "$@"; do
+		sn__wait_for 300 test -e "$STATS.$name.started" ||
+			sn_fail "stranger $name never started: $(cat "$STATS.log" 2>/dev/null)" ||
+			return 1
+	done
+	export FAKE_CUDA_SLOW_INIT_HOSTS=n3 FAKE_CUDA_SLOW_INIT_MS=3000
+}
+
 # A job allocation of three nodes: its id (the stranger reads it as
 # anyone can, from squeue).
 allocate() {
@@ -111,6 +124,7 @@ assert_records() {
 		"$STATS.nobody" "$SN_CLUSTER_DIR/munge/munge.socket"
 	stranger 3 "$OTHER_USER" hello "$SN_NET_PREFIX.11" "$lo-$hi" "$JOB" 0 \
 		"$STATS.other" "$SN_CLUSTER_DIR/munge/munge.socket"
+	strangers_ready nobody other
 	run --separate-stderr step_srun
 	stop_strangers
 	scancel "$JOB"
@@ -135,6 +149,7 @@ assert_records() {
 	sn_fake_env ok
 	allocate
 	stranger 3 nobody idle "$SN_NET_PREFIX.11" "$lo-$hi" 200 "$STATS.idle"
+	strangers_ready idle
 	run --separate-stderr step_srun
 	stop_strangers
 	scancel "$JOB"

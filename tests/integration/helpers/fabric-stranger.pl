@@ -4,7 +4,8 @@
 # A stranger on the cluster network, against a step's fabric warmup
 # (tests/integration/fabric_hostile.bats; issue 20).  Runs until SIGTERM,
 # then writes "connected=N answered=M" to STATS (answered: connections on
-# which the step's coordinator said anything back).
+# which the step's coordinator said anything back).  hello and idle create
+# STATS.started once their first round is done (the test waits for it).
 #
 #   hello ADDR LO-HI JOB STEP STATS [MUNGE_SOCKET]
 #       connects to every port of LO-HI at ADDR again and again, claiming
@@ -39,6 +40,12 @@ sub finish {
 }
 
 sub range { my ($lo, $hi) = split /-/, shift; return ($lo .. $hi); }
+
+sub started {
+	return if -e "$stats.started";
+	open(my $f, '>', "$stats.started") or die "$stats.started: $!";
+	close($f);
+}
 
 # The credential of PAYLOAD made by this process's uid, or undef.
 sub seal {
@@ -89,6 +96,7 @@ if ($mode eq 'hello') {
 				close($s);
 			}
 		}
+		started();
 		select(undef, undef, undef, 0.005);
 	}
 	finish();
@@ -108,6 +116,7 @@ if ($mode eq 'hello') {
 				push @$list, $s;
 			}
 		}
+		started();
 		select(undef, undef, undef, 0.01);
 	}
 	finish();
