@@ -147,7 +147,7 @@ assert_tasks_blocked() {
 	assert_tasks_blocked
 }
 
-@test "warmup timeout: a hung NCCL init is killed within timeout+1 s, nothing left" {
+@test "warmup timeout: a hung NCCL init is killed at its deadline, nothing left" {
 	local t0 t1 elapsed_ms
 	sn_plugstack_set warmup_timeout=2
 	sn_fake_env hang
@@ -158,12 +158,15 @@ assert_tasks_blocked() {
 	sn_assert_failed
 	assert_tasks_blocked
 	sn_assert_msg '2 s|timed out|timeout|did not finish'
-	[ "$elapsed_ms" -le 3000 ] ||
+	# The fake init hangs forever: without the deadline srun would wait
+	# for the test's own timeout (SN_TIMEOUT).  No tighter bound: speed
+	# lives in bench/, and a loaded CI machine adds seconds to any srun.
+	[ "$elapsed_ms" -le 15000 ] ||
 		sn_fail "srun took $elapsed_ms ms with warmup_timeout=2"
 	[ "$elapsed_ms" -ge 1500 ] ||
 		sn_fail "srun returned after $elapsed_ms ms: the hang was not simulated"
-	sleep 0.3
-	[ -z "$(sn_helper_procs)" ] ||
+	# The plugin reaps the helper before the step ends; wait on that event.
+	sn__wait_for 50 test -z "$(sn_helper_procs)" ||
 		sn_fail "nccl-warmup still running: $(sn_helper_procs)"
 }
 
