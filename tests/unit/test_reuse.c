@@ -445,7 +445,7 @@ static bool start_titled(const char *prog, const char *title,
 	return true;
 }
 
-static void stop(struct child *c)
+static void stop_child(struct child *c)
 {
 	int status;
 
@@ -473,12 +473,12 @@ static void test_job_alive_real_proc(void **state)
 	assert_true(start_titled("/bin/cat", "slurmstepd: [3999999001.0]",
 				 NULL, -1, &c));
 	assert_false(sn_reuse_job_alive("/proc", 3999999001U));
-	stop(&c);
+	stop_child(&c);
 	assert_true(start_titled(self, "slurmstepd: [3999999002.0]", "--hold",
 				 -1, &c));
 	assert_int_equal(sn_reuse_job_alive("/proc", 3999999002U),
 			 kernel_real_uid() == 0);
-	stop(&c);
+	stop_child(&c);
 	assert_false(sn_reuse_job_alive("/proc", 3999999002U));
 	if (geteuid() != 0)
 		return;
@@ -488,7 +488,7 @@ static void test_job_alive_real_proc(void **state)
 		return;
 	}
 	assert_false(sn_reuse_job_alive("/proc", 3999999003U));
-	stop(&c);
+	stop_child(&c);
 }
 
 int main(int argc, char **argv)
