@@ -268,9 +268,11 @@ expect_json '"status":"low_bandwidth"'
 expect_json '"mode":"bandwidth"'
 expect_err "is below the floor of 100 GB/s (8388608 bytes, 4 GPUs)"
 bw=$(printf '%s' "$out" | sed -n 's/.*"busbw_gbps":\([0-9]*\).*/\1/p')
-# The fake sleeps for its target; a loaded 2-core CI box drifts both ways.
-if [ -z "$bw" ] || [ "$bw" -lt 10 ] || [ "$bw" -gt 30 ]; then
-	fail "busbw $bw, expected about 20"
+# The measured figure is reported, below the floor.  Not its value: the
+# fake sleeps for its 20 GB/s, and a loaded 2-core machine stretches that
+# (measured 7-9 GB/s); speed lives in bench/.
+if [ -z "$bw" ] || [ "$bw" -lt 1 ] || [ "$bw" -ge 100 ]; then
+	fail "busbw '$bw': expected a measured figure below the 100 GB/s floor"
 fi
 
 # Floor 10x below the fake target: a busy 2-core machine stretches the
