@@ -14,26 +14,6 @@
 
 #include "fabric_io.h"
 
-/* One line from FD into LINE by UNTIL: 1, 0 timeout, -1 closed/garbage. */
-static int recv_line(int fd, char *buf, size_t *blen, int64_t until,
-		     char *line)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int r = fabric_take_line(buf, blen, line);
-
-		if (r != 0)
-			return r;
-		r = poll(&pfd, 1, fabric_ms_left(until));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0)
-			return 0;
-		if (r < 0 || !fabric_fill(fd, buf, blen))
-			return -1;
-	}
-}
-
 /* A socket to the root's PORT from this node's own address, connected. */
 static int dial(const struct fabric_plan *p, unsigned int port,
 		int64_t until, struct sn_error *err)
@@ -91,13 +71,13 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 			  struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
-	unsigned int k = 0, round_ms = 20, n_impostors = 0;
+	unsigned int k = 0, round_ms = 20;
 	uint64_t impostor = 0, silent = 0, all = (p->attempts >= 64) ? ~0ULL :
 					      (1ULL << p->attempts) - 1;
 	char refused[SN_FABRIC_TEXT_MAX] = "", root[SN_HOSTNAME_MAX];
 
 	*squatted = false;
-	while (fabric_ms_left(deadline_ms) > 0 && n_impostors < p->attempts) {
+	while (fabric_ms_left(deadline_ms) > 0 && impostor != all) {
 		unsigned int port = sn_fabric_port(&p->ports, p->jobid,
 						   p->stepid, k);
 		int64_t until = fabric_now_ms() + TRY_CONNECT_MS;
@@ -123,7 +103,8 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 			until = fabric_now_ms() + TRY_REPLY_MS;
 			if (until > deadline_ms)
 				until = deadline_ms;
-			r = recv_line(fd, c->rbuf, &c->rlen, until, line);
+			r = fabric_recv_line(fd, c->rbuf, &c->rlen, until, line,
+					     &e);
 			if (r > 0 && fabric_open_sealed(fd, line, p, &reply, &e) ==
 				     FABRIC_UNSEAL_OK) {
 				if (reply.type == SN_FMSG_WELCOME) {
@@ -139,7 +120,6 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 					 p->root_addr, port);
 				fabric_stranger(c, where, e.msg);
 				impostor |= 1ULL << k;
-				n_impostors++;
 			} else {
 				silent |= 1ULL << k;
 			}

@@ -243,17 +243,15 @@ int fabric_fill(int fd, char *buf, size_t *blen)
 }
 
 /* Waits for one message on FD: 1 got MSG, 0 timeout, -1 EOF/garbage. */
-int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
-		    struct sn_fabric_msg *msg, struct sn_error *err)
+int fabric_recv_line(int fd, char *buf, size_t *blen, int64_t deadline_ms,
+		     char *line, struct sn_error *err)
 {
-	char line[SN_FABRIC_MSG_MAX];
-
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		int r = fabric_take_line(buf, blen, line);
 
 		if (r > 0)
-			return sn_fabric_msg_decode(line, msg, err) < 0 ? -1 : 1;
+			return 1;
 		if (r < 0) {
 			sn_error_set(err, "a line longer than %d bytes",
 				     SN_FABRIC_MSG_MAX);
@@ -269,6 +267,17 @@ int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
 			return -1;
 		}
 	}
+}
+
+int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
+		    struct sn_fabric_msg *msg, struct sn_error *err)
+{
+	char line[SN_FABRIC_MSG_MAX];
+	int r = fabric_recv_line(fd, buf, blen, deadline_ms, line, err);
+
+	if (r <= 0)
+		return r;
+	return sn_fabric_msg_decode(line, msg, err) < 0 ? -1 : 1;
 }
 
 void fabric_stranger(struct fabric_coord *c, const char *addr,

@@ -63,6 +63,9 @@ enum fabric_unseal fabric_open_sealed(int fd, const char *line,
 				      struct sn_error *err);
 int fabric_take_line(char *buf, size_t *blen, char *line);
 int fabric_fill(int fd, char *buf, size_t *blen);
+/* Waits for one line on FD: 1 got LINE, 0 timeout, -1 EOF/too long. */
+int fabric_recv_line(int fd, char *buf, size_t *blen, int64_t deadline_ms,
+		     char *line, struct sn_error *err);
 int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
 		    struct sn_fabric_msg *msg, struct sn_error *err);
 /*
