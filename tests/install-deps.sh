@@ -17,8 +17,10 @@ packages=(
 	libslurm-dev slurmctld slurmd slurm-client munge libmunge-dev
 	# multi-node cluster in network namespaces; job users
 	iproute2 util-linux passwd procps
-	# integration tests; man page checks
-	bats man-db groff-base
+	# integration tests; man page checks; jq: the docs' by-hand
+	# nccl-warmup --json examples and "spank-nccl-report | jq" lines
+	# (docs_examples.bats, fleet.bats)
+	bats man-db groff-base jq
 	# make distcheck (dist-xz)
 	xz-utils
 	# fuzzing with libFuzzer (fuzz/run.sh, tests/ci.d/40-fuzz.sh)

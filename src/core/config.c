@@ -321,6 +321,11 @@ static const struct key_def keys[] = {
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
+const char *sn_config_key_name(size_t i)
+{
+	return i < N_KEYS ? keys[i].key : NULL;
+}
+
 int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
 		    struct sn_error *err)
 {

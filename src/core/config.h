@@ -82,6 +82,12 @@ struct sn_config {
 };
 
 void sn_config_defaults(struct sn_config *cfg);
+/*
+ * The keys, in the parser's order; NULL past the last.  The docs' tables
+ * of keys and defaults are compared with them and with the defaults
+ * (tests/unit/test_doc_keys.sh).
+ */
+const char *sn_config_key_name(size_t i);
 /* argv as given to slurm_spank_init(); errors name the argument. */
 int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
 		    struct sn_error *err);

@@ -10,14 +10,63 @@
 #define OPT_WARMUP "--nccl-warmup"
 #define VALID_MODES SN_WARMUP_MODES
 
-static const char *const mode_names[] = {
-	[SN_WARMUP_MODE_UNSET] = "default",
-	[SN_WARMUP_MODE_OFF] = "off",
-	[SN_WARMUP_MODE_CHECK] = "check",
-	[SN_WARMUP_MODE_COMM] = "comm",
-	[SN_WARMUP_MODE_BANDWIDTH] = "bandwidth",
-	[SN_WARMUP_MODE_FABRIC] = "fabric",
+/*
+ * The words of the two values: what the parsers below accept, and the one
+ * source of srun --help (option_help.c) and of the lists in spank-nccl(8)
+ * and docs/user-guide.md (tests/unit/test_option_docs.c compares them).
+ * Modes first, in SN_WARMUP_MODES order.
+ */
+static const struct sn_option_word warmup_words[] = {
+	{ "off", NULL, SN_WORD_MODE, SN_WARMUP_MODE_OFF,
+	  "no warmup; cancels one from #SBATCH or " SN_ENV_WARMUP },
+	{ "check", NULL, SN_WORD_MODE, SN_WARMUP_MODE_CHECK,
+	  "GPUs only: count, CUDA contexts, duplicate PCI bus IDs" },
+	{ "comm", NULL, SN_WORD_MODE, SN_WARMUP_MODE_COMM,
+	  "check, then an NCCL communicator and verified collectives on each node" },
+	{ "bandwidth", NULL, SN_WORD_MODE, SN_WARMUP_MODE_BANDWIDTH,
+	  "comm, then a timed all-reduce against the site's bus-bandwidth floor" },
+	{ "fabric", NULL, SN_WORD_MODE, SN_WARMUP_MODE_FABRIC,
+	  "comm with one communicator across all the step's nodes, testing the network" },
+	{ "verbose", NULL, SN_WORD_FLAG, SN_WORD_VERBOSE,
+	  "print each node's summary also on success" },
+	{ "fresh", NULL, SN_WORD_FLAG, SN_WORD_FRESH,
+	  "warm up even if an earlier step of the job passed on the same GPUs" },
+	{ "nccl=", "PATH", SN_WORD_PATH, SN_WORD_NCCL,
+	  "the NCCL the job loads: libnccl.so.2 or its directory, absolute" },
 };
+
+static const struct sn_option_word profile_words[] = {
+	{ "list", NULL, SN_WORD_ALONE, SN_WORD_LIST,
+	  "print the site's profiles and exit" },
+	{ "none", NULL, SN_WORD_ALONE, SN_WORD_NONE,
+	  "no profiles, not even the site's defaults" },
+};
+
+#define N_WORDS(t) (sizeof(t) / sizeof((t)[0]))
+
+const struct sn_option_word *sn_warmup_words(size_t *n)
+{
+	*n = N_WORDS(warmup_words);
+	return warmup_words;
+}
+
+const struct sn_option_word *sn_profile_words(size_t *n)
+{
+	*n = N_WORDS(profile_words);
+	return profile_words;
+}
+
+/* The entry of TABLE for WORD (ASCII case ignored), or NULL. */
+static const struct sn_option_word *find_word(const struct sn_option_word *t,
+					      size_t n, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sn_streq_nocase(word, t[i].word))
+			return &t[i];
+	return NULL;
+}
 
 static bool is_name_char(char c, bool first)
 {
@@ -73,6 +122,7 @@ static int profile_list_parse(const char *value, struct sn_profile_request *req,
 	const char *cursor = value;
 	char shown[SN_PROFILE_NAME_MAX + 8];
 	char elem[SN_PROFILE_NAME_MAX * 2];
+	const struct sn_option_word *w;
 	bool names = false;
 	size_t i;
 
@@ -94,8 +144,10 @@ static int profile_list_parse(const char *value, struct sn_profile_request *req,
 			snprintf(msg, msglen, "empty profile name in the list: separate names with single commas, e.g. a,b");
 			return -1;
 		}
-		if (strcmp(elem, "list") == 0 || strcmp(elem, "none") == 0) {
-			bool *flag = elem[0] == 'l' ? &req->list : &req->none;
+		w = find_word(profile_words, N_WORDS(profile_words), elem);
+		/* Exact case: "List" stays a (valid) profile name. */
+		if (w && strcmp(elem, w->word) == 0) {
+			bool *flag = w->id == SN_WORD_LIST ? &req->list : &req->none;
 
 			if (names || req->list || req->none) {
 				snprintf(msg, msglen, "\"%s\" must be given alone, not combined with other names",
@@ -185,6 +237,19 @@ int sn_profile_list_parse_for(const char *value, struct sn_profile_request *req,
 	return -1;
 }
 
+/* The PATH word ("nccl=") that CURSOR starts with, or NULL. */
+static const struct sn_option_word *path_word(const char *cursor)
+{
+	size_t i;
+
+	for (i = 0; i < N_WORDS(warmup_words); i++)
+		if (warmup_words[i].kind == SN_WORD_PATH &&
+		    strncasecmp(cursor, warmup_words[i].word,
+				strlen(warmup_words[i].word)) == 0)
+			return &warmup_words[i];
+	return NULL;
+}
+
 /*
  * "nccl=PATH" (the rest of the value up to the next comma): the NCCL the
  * step's warmup loads when the job does not preload one (nccl-warmup
@@ -214,10 +279,10 @@ static int nccl_word(const char **cursor, struct sn_warmup_request *out,
 int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 			   struct sn_error *err)
 {
+	const struct sn_option_word *w;
 	const char *cursor = value;
 	char shown[40];
 	char elem[64];
-	enum sn_warmup_mode mode;
 	struct sn_warmup_request out = { .given = true };
 
 	memset(req, 0, sizeof(*req));
@@ -228,7 +293,7 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 	while (cursor && *value) {
 		int fits;
 
-		if (strncasecmp(cursor, "nccl=", 5) == 0) {
+		if (path_word(cursor)) {
 			if (nccl_word(&cursor, &out, err) < 0)
 				return -1;
 			continue;
@@ -242,27 +307,28 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 				     shown);
 			return -1;
 		}
-		if (fits == 0 && sn_streq_nocase(elem, "verbose")) {
-			out.verbose = true;
-			continue;
-		}
-		if (fits == 0 && sn_streq_nocase(elem, "fresh")) {
-			out.fresh = true;
-			continue;
-		}
-		mode = fits == 0 ? sn_warmup_mode_from_name(elem)
-				 : SN_WARMUP_MODE_UNSET;
-		if (mode == SN_WARMUP_MODE_UNSET) {
+		w = fits == 0 ? find_word(warmup_words, N_WORDS(warmup_words),
+					  elem) : NULL;
+		if (!w || w->kind == SN_WORD_PATH) {
 			sn_error_set(err, OPT_WARMUP ": unknown word \"%s\": use one of " VALID_MODES ", optionally followed by \",verbose\" and/or \",fresh\"",
 				     shown);
 			return -1;
 		}
-		if (out.mode != SN_WARMUP_MODE_UNSET && out.mode != mode) {
+		if (w->id == SN_WORD_VERBOSE) {
+			out.verbose = true;
+			continue;
+		}
+		if (w->id == SN_WORD_FRESH) {
+			out.fresh = true;
+			continue;
+		}
+		if (out.mode != SN_WARMUP_MODE_UNSET &&
+		    out.mode != (enum sn_warmup_mode)w->id) {
 			sn_error_set(err, OPT_WARMUP ": two modes, \"%s\" and \"%s\": give one of " VALID_MODES,
-				     mode_names[out.mode], mode_names[mode]);
+				     sn_warmup_mode_name(out.mode), w->word);
 			return -1;
 		}
-		out.mode = mode;
+		out.mode = (enum sn_warmup_mode)w->id;
 	}
 	*req = out;
 	return 0;
@@ -270,21 +336,25 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 
 const char *sn_warmup_mode_name(enum sn_warmup_mode mode)
 {
-	if ((size_t)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
-		return "unknown";
-	return mode_names[mode];
+	size_t i;
+
+	if (mode == SN_WARMUP_MODE_UNSET)
+		return "default";
+	for (i = 0; i < N_WORDS(warmup_words); i++)
+		if (warmup_words[i].kind == SN_WORD_MODE &&
+		    warmup_words[i].id == (int)mode)
+			return warmup_words[i].word;
+	return "unknown";
 }
 
 enum sn_warmup_mode sn_warmup_mode_from_name(const char *word)
 {
-	size_t i;
+	const struct sn_option_word *w;
 
 	if (!word)
 		return SN_WARMUP_MODE_UNSET;
-	for (i = SN_WARMUP_MODE_OFF;
-	     i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
-		if (sn_streq_nocase(word, mode_names[i]))
-			return (enum sn_warmup_mode)i;
-	}
-	return SN_WARMUP_MODE_UNSET;
+	w = find_word(warmup_words, N_WORDS(warmup_words), word);
+	if (!w || w->kind != SN_WORD_MODE)
+		return SN_WARMUP_MODE_UNSET;
+	return (enum sn_warmup_mode)w->id;
 }

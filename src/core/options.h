@@ -6,6 +6,10 @@
  *   --nccl-profile=NAME[,NAME...] | list | none
  *   --nccl-warmup[=MODE[,verbose][,fresh][,nccl=PATH]]
  *                     MODE: off | check | comm | bandwidth | fabric
+ *
+ * The words are a table (options.c), which also gives srun --help its
+ * text (option_help.c) and which the unit tests compare with the man
+ * page and the user guide.
  */
 #ifndef SN_OPTIONS_H
 #define SN_OPTIONS_H
@@ -42,6 +46,35 @@ enum sn_warmup_mode {
 	SN_WARMUP_MODE_FABRIC,	/* comm over every node of the step */
 };
 
+/* What a word of an option's value is (the parsers' table, options.c). */
+enum sn_word_kind {
+	SN_WORD_MODE,		/* a warmup mode: at most one per value */
+	SN_WORD_FLAG,		/* ",verbose", ",fresh" */
+	SN_WORD_PATH,		/* "nccl=PATH": the rest up to the next comma */
+	SN_WORD_ALONE,		/* --nccl-profile's "list" and "none" */
+};
+
+/* The id of a word that is not a mode (a mode's id is its enum value). */
+enum {
+	SN_WORD_VERBOSE = 100,
+	SN_WORD_FRESH,
+	SN_WORD_NCCL,
+	SN_WORD_LIST,
+	SN_WORD_NONE,
+};
+
+struct sn_option_word {
+	const char *word;	/* as typed; a PATH word ends in '=' */
+	const char *arg;	/* what a PATH word takes ("PATH"), else NULL */
+	enum sn_word_kind kind;
+	int id;			/* enum sn_warmup_mode or SN_WORD_* */
+	const char *help;	/* one phrase, for srun --help */
+};
+
+/* The words of each value, in the order help and documentation list them. */
+const struct sn_option_word *sn_warmup_words(size_t *n);
+const struct sn_option_word *sn_profile_words(size_t *n);
+
 struct sn_warmup_request {
 	bool given;
 	enum sn_warmup_mode mode;	/* UNSET when given without a mode */
@@ -74,6 +107,17 @@ int sn_warmup_option_parse(const char *value, struct sn_warmup_request *req,
 			   struct sn_error *err);
 
 const char *sn_warmup_mode_name(enum sn_warmup_mode mode);
+
+/*
+ * option_help.c, from the table above: the value's synopsis,
+ * "MODE[,verbose][,fresh][,nccl=PATH]", and the --help text of each
+ * option, naming the site's defaults.  -1 if BUF is too small (Slurm
+ * prints at most 4095 characters of a usage text).
+ */
+int sn_warmup_value_synopsis(char *buf, size_t len);
+int sn_warmup_usage(char *buf, size_t len, enum sn_warmup_mode site_mode);
+int sn_profile_usage(char *buf, size_t len,
+		     const struct sn_profile_request *site_defaults);
 /* Returns SN_WARMUP_MODE_UNSET for an unknown word. */
 enum sn_warmup_mode sn_warmup_mode_from_name(const char *word);
 

@@ -66,5 +66,13 @@ int sn_option_warmup(struct sn_plugin *p, const char *value, int remote)
 		return -1;
 	}
 	p->warmup_req = req;
+	p->warmup_unplaced = false;
+	/*
+	 * NULL comes only from srun/sbatch/salloc's own command line (or an
+	 * #SBATCH line); a bare option inherited through the environment
+	 * arrives as "(null)" (options.c), and a remote callback gets "".
+	 */
+	if (!remote && !value)
+		return sn_submit_bare_warmup(p);
 	return 0;
 }

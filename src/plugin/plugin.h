@@ -32,6 +32,9 @@ struct sn_plugin {
 	 * SPANK_NCCL_* env-var forms (submit.c). */
 	struct sn_profile_request profile_req;
 	struct sn_warmup_request warmup_req;
+	/* srun/sbatch/salloc: a bare --nccl-warmup of this command line that
+	 * could not be placed on it; srun checks S_JOB_ARGV instead. */
+	bool warmup_unplaced;			/* submit.c */
 
 	/* Loaded on demand (plan.c); freed in slurm_spank_exit(). */
 	bool profiles_loaded;			/* plan.c */
@@ -54,6 +57,10 @@ int sn_option_warmup(struct sn_plugin *p, const char *value, int remote);
 
 /* srun/sbatch/salloc (submit.c) */
 int sn_submit_post_opt(struct sn_plugin *p);
+/* A bare --nccl-warmup on the command line: -1 if a mode word follows. */
+int sn_submit_bare_warmup(struct sn_plugin *p);
+/* srun's local_user_init: the same check on S_JOB_ARGV when needed. */
+int sn_submit_local_user_init(struct sn_plugin *p, spank_t sp);
 /* Validates p->profile_req now (submit time); SOURCE names it in errors. */
 int sn_submit_check_profiles(struct sn_plugin *p, const char *source);
 

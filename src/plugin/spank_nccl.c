@@ -5,6 +5,8 @@
  * plugin.c (all contexts), submit.c (srun/sbatch/salloc) and step*.c
  * (slurmstepd).
  */
+#include <stdio.h>
+
 #include <slurm/spank.h>
 
 #include "plugin.h"
@@ -45,24 +47,46 @@ static int cb_nccl_warmup(int val, const char *optarg, int remote)
 /*
  * Not named spank_options: Slurm would also load a table of that name, and
  * a static table breaks sbatch/salloc on 22.05 (measured); registering from
- * slurm_spank_init() works everywhere.
+ * slurm_spank_init() works everywhere.  The value synopsis and usage texts
+ * are written there, from the parsers' word table (core/option_help.c)
+ * and the plugstack.conf arguments just parsed, so --help names this
+ * site's defaults: srun, sbatch and salloc run slurm_spank_init() before
+ * they parse their options, --help included (spank_init() in
+ * srun_job.c's init_srun(), spank_init_allocator() in sbatch.c/salloc.c's
+ * main(), 22.05 to 26.05).  Slurm copies all three strings
+ * (_spank_option_copy(), src/common/spank.c).
  */
+static char warmup_arginfo[128];
+static char warmup_usage[2048];
+static char profile_usage[2048];
+
 static struct spank_option sn_options[] = {
-	{ "nccl-profile", "NAME[,NAME...]",
-	  "[spank-nccl] Apply NCCL/PyTorch environment profiles to every task "
-	  "('list' shows them, 'none' disables site defaults). "
-	  "Env: " SN_ENV_PROFILE,
+	{ "nccl-profile", "NAME[,NAME...]", profile_usage,
 	  1, 0, cb_nccl_profile },
-	{ "nccl-warmup", "MODE",
-	  "[spank-nccl] Check GPUs and warm up NCCL on every node before the "
-	  "tasks start. MODE: check, comm (default), bandwidth, fabric "
-	  "(one communicator across the step's nodes), off; "
-	  "add ',verbose' for the per-node summary, ',nccl=PATH' to warm the "
-	  "NCCL the job loads (libnccl.so.2 or its directory). Env: "
-	  SN_ENV_WARMUP,
+	{ "nccl-warmup", warmup_arginfo, warmup_usage,
 	  2, 0, cb_nccl_warmup },
 	SPANK_OPTIONS_TABLE_END
 };
+
+/* A config that failed to parse leaves the built-in defaults in the help. */
+static void write_usage(const struct sn_plugin *p)
+{
+	struct sn_config defaults;
+	const struct sn_config *cfg = &p->cfg;
+
+	if (!p->config_ok) {
+		sn_config_defaults(&defaults);
+		cfg = &defaults;
+	}
+	if (sn_warmup_value_synopsis(warmup_arginfo, sizeof(warmup_arginfo)) < 0)
+		snprintf(warmup_arginfo, sizeof(warmup_arginfo), "MODE");
+	if (sn_warmup_usage(warmup_usage, sizeof(warmup_usage),
+			    cfg->warmup_mode) < 0)
+		sn_log_info("--nccl-warmup: help text cut short");
+	if (sn_profile_usage(profile_usage, sizeof(profile_usage),
+			     &cfg->default_profiles) < 0)
+		sn_log_info("--nccl-profile: help text cut short");
+}
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
@@ -75,6 +99,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	case S_CTX_LOCAL:
 	case S_CTX_ALLOCATOR:
 	case S_CTX_REMOTE:
+		write_usage(&sn_ctx);
 		for (opt = sn_options; opt->name; opt++)
 			if (sn_spank_register_option(sp, opt) < 0) {
 				sn_log_error("cannot register --%s (another plugin already uses that name?)",
@@ -98,6 +123,14 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	default:
 		return 0;
 	}
+}
+
+/* srun only, after the allocation and before the launch (submit.c). */
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	if (sn_ctx.where != S_CTX_LOCAL)
+		return 0;
+	return sn_submit_local_user_init(&sn_ctx, sp);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)

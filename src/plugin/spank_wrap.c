@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmdline.h"
 #include "spank_wrap.h"
 
 spank_context_t sn_spank_context(void)
@@ -76,6 +78,30 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 		ids->n_groups = n_groups;
 	}
 	return 0;
+}
+
+int sn_spank_job_argv(spank_t sp, int *argc, char ***argv)
+{
+	*argc = 0;
+	*argv = NULL;
+	if (spank_get_item(sp, S_JOB_ARGV, argc, argv) != ESPANK_SUCCESS)
+		return -1;
+	return 0;
+}
+
+/*
+ * libc's getopt state: srun, sbatch and salloc call getopt_long() and run
+ * option callbacks from inside that loop (core/cmdline.c), and the
+ * plugin, loaded into the same process, shares the one optind.
+ */
+int sn_launcher_optind(void)
+{
+	return optind;
+}
+
+int sn_launcher_cmdline(struct sn_cmdline *cl)
+{
+	return sn_cmdline_read("/proc/self/cmdline", cl);
 }
 
 #define SN_LOG_BODY(fn)                                         \

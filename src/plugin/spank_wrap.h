@@ -32,6 +32,8 @@ struct sn_job_ids {
 	uint32_t local_tasks;
 };
 
+struct sn_cmdline;
+
 spank_context_t sn_spank_context(void);
 int sn_spank_register_option(spank_t sp, struct spank_option *opt);
 
@@ -42,6 +44,16 @@ int sn_spank_unsetenv(spank_t sp, const char *name);
 /* The job's environment array (remote only); NULL on error. */
 char **sn_spank_job_env(spank_t sp);
 int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids);
+/* S_JOB_ARGV: the step's command (srun's local_user_init, slurmstepd). */
+int sn_spank_job_argv(spank_t sp, int *argc, char ***argv);
+
+/*
+ * The launcher (srun, sbatch, salloc) around an option callback: getopt's
+ * optind at that moment and the process's own command line
+ * (/proc/self/cmdline).  core/cmdline.c says what they are worth.
+ */
+int sn_launcher_optind(void);
+int sn_launcher_cmdline(struct sn_cmdline *cl);
 
 /*
  * Logging, always prefixed "spank-nccl: ".  sn_log_user reaches the user's

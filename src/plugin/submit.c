@@ -4,13 +4,17 @@
  * at submit time, while nothing is queued yet (an option callback failure
  * makes srun/sbatch/salloc exit 255; an init_post_opt failure exits 1).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmdline.h"
 #include "env_apply.h"
 #include "envlist.h"
 #include "plugin.h"
+#include "strutil.h"
 #include "spank_wrap.h"
 
 extern char **environ;
@@ -109,4 +113,120 @@ int sn_submit_post_opt(struct sn_plugin *p)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The trap of an optional value.  --nccl-warmup's value is optional
+ * (has_arg=2), and getopt_long takes an optional value only after '=':
+ * in "srun --nccl-warmup comm f1 f2" the option is bare and srun runs
+ * coreutils' comm after a warmup in the site's mode; "--nccl-warmup
+ * check hostname" fails with "execve(): check".  A word right after a
+ * bare --nccl-warmup that the option would take as its value (a mode,
+ * "verbose", "comm,fresh", "nccl=/x") is refused: it is far more often
+ * a forgotten '=' than a program's name.  Only the exact words are
+ * refused; "comm.sh" or "./comm" run as typed,
+ * which is the way to run such a program on purpose.
+ * (--nccl-profile has no such trap: its value is required (has_arg=1),
+ * so "--nccl-profile list" takes the next word as the value.)
+ */
+static bool is_warmup_value(const char *word)
+{
+	struct sn_warmup_request req;
+	struct sn_error err;
+
+	return !sn_option_value_absent(word) &&
+	       sn_warmup_option_parse(word, &req, &err) == 0;
+}
+
+/* The program WORD names on this host's PATH, into BUF; false if none. */
+static bool find_program(const char *word, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	const char *dir, *end;
+	int n;
+
+	if (!path || strchr(word, '/'))
+		return false;
+	for (dir = path; *dir; dir = *end ? end + 1 : end) {
+		end = strchrnul(dir, ':');
+		if (end == dir)
+			continue;
+		n = snprintf(buf, len, "%.*s/%s", (int)(end - dir), dir, word);
+		if (n > 0 && (size_t)n < len && access(buf, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void refuse_mode_as_program(const char *word)
+{
+	char shown[64];
+	char path[PATH_MAX];
+	char program[PATH_MAX];
+
+	sn_str_printable(shown, sizeof(shown), word);
+	sn_log_error("\"--nccl-warmup %s\" runs the program \"%s\"; write --nccl-warmup=%s",
+		     shown, shown, shown);
+	/* "comm,verbose" or "nccl=/x" is no program's name: no second line. */
+	if (strpbrk(word, ",="))
+		return;
+	if (find_program(word, path, sizeof(path)))
+		sn_str_printable(program, sizeof(program), path);
+	else
+		snprintf(program, sizeof(program), "./%s", shown);
+	sn_log_error("to run a program named %s with the site's default warmup, give its path: --nccl-warmup %s",
+		     shown, program);
+}
+
+int sn_submit_bare_warmup(struct sn_plugin *p)
+{
+	struct sn_cmdline cl;
+	enum sn_next_word where;
+	const char *word;
+	int rc = 0;
+
+	if (sn_launcher_cmdline(&cl) < 0) {
+		p->warmup_unplaced = true;
+		return 0;
+	}
+	where = sn_cmdline_word_after(&cl, sn_launcher_optind(),
+				      "--nccl-warmup", &word);
+	if (where == SN_NEXT_UNKNOWN) {
+		/* An #SBATCH line, or a command line Slurm split otherwise. */
+		p->warmup_unplaced = true;
+	} else if (where == SN_NEXT_WORD && is_warmup_value(word)) {
+		refuse_mode_as_program(word);
+		rc = -1;
+	}
+	sn_cmdline_free(&cl);
+	return rc;
+}
+
+/*
+ * srun only, when the option could not be placed on the command line:
+ * S_JOB_ARGV, the command srun is about to launch.  Slurm answers it in
+ * srun only from local_user_init: _check_spank_item_validity() (called
+ * by spank_get_item(), src/common/plugstack.c in 22.05, spank.c since
+ * 23.02) makes S_JOB_ARGV valid in local context but ESPANK_NOT_AVAIL
+ * while spank->job is NULL, i.e. in init, the option callbacks and
+ * init_post_opt, and ESPANK_BAD_ARG in sbatch/salloc; the same in 22.05,
+ * 24.11 and 26.05.  local_user_init runs after the allocation and the
+ * step were created; a failure there makes srun abort the step before
+ * any task starts and exit 1 ("Failure in local plugin stack",
+ * pre_launch_srun_job() in srun_job.c), so the command-line check above,
+ * which runs before anything is queued, comes first.  Here the word can only be
+ * compared, not placed: it is refused whatever came between.
+ */
+int sn_submit_local_user_init(struct sn_plugin *p, spank_t sp)
+{
+	char **argv = NULL;
+	int argc = 0;
+
+	if (!p->warmup_unplaced)
+		return 0;
+	if (sn_spank_job_argv(sp, &argc, &argv) < 0 || argc < 1 || !argv ||
+	    !argv[0] || !is_warmup_value(argv[0]))
+		return 0;
+	refuse_mode_as_program(argv[0]);
+	return -1;
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Packaging, as root on Debian: builds the .deb from `make dist`'s tarball
-# with dpkg-buildpackage, checks what it installs where, lints the RPM spec
-# and builds it with rpmbuild (host only), installs the .deb, enables it with the package's own
-# plugstack.conf.d line, runs the integration tests against the INSTALLED
-# plugin, helper, Prolog and profile file, and purges the package.
+# Packaging, as root on Debian: builds the .debs (spank-nccl and
+# spank-nccl-warmup) from `make dist`'s tarball with dpkg-buildpackage,
+# checks what each installs where, checks that a build without CUDA/NCCL
+# headers fails with a clear message and that the plugin-only profile
+# (pkg.spank-nccl.nohelper) builds spank-nccl alone, lints the RPM spec
+# and builds it with rpmbuild, with and without the helper (host only),
+# installs the .debs, enables them with the package's own plugstack.conf.d
+# line, runs the integration tests against the INSTALLED plugin, helper,
+# Prolog and profile file, and purges the packages.
 #
 # Runs on the host (Slurm 22.05, Debian 12) from tests/run-all.sh, and
 # inside each newer release's Debian root (tests/release-suite.sh), where
@@ -26,6 +30,7 @@ work=$(mktemp -d /tmp/spank-nccl-deb.XXXXXX)
 # shellcheck source=../cluster/release.sh
 source "$src/tests/cluster/release.sh"
 pkg=spank-nccl
+wpkg=spank-nccl-warmup
 n=0
 installed=0
 conf_backup=
@@ -43,12 +48,12 @@ check() {	# check DESCRIPTION COMMAND...: one TAP line for COMMAND
 }
 finish() {
 	if [ "$installed" = 1 ]; then
-		if out=$(dpkg -P "$pkg" 2>&1) &&
-		   ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+		if out=$(dpkg -P "$wpkg" "$pkg" 2>&1) &&
+		   ! dpkg-query -W -f='${Status}' "$pkg" "$wpkg" 2>/dev/null |
 			grep -q installed; then
-			ok "dpkg -P $pkg leaves nothing installed"
+			ok "dpkg -P $wpkg $pkg leaves nothing installed"
 		else
-			not_ok "dpkg -P $pkg" "$out"
+			not_ok "dpkg -P $wpkg $pkg" "$out"
 		fi
 		# dpkg -P removed the package's conffile; put back what was
 		# there before (never on a clean CI machine).
@@ -71,7 +76,7 @@ fi
 rpm_checks=1
 [ ! -f /.spank-nccl-root ] || rpm_checks=0
 missing=
-tools="dpkg-buildpackage dh bats"
+tools="dpkg-buildpackage dh bats unshare"
 [ "$rpm_checks" = 0 ] || tools="$tools rpmlint rpmspec rpmbuild"
 for t in $tools; do
 	command -v "$t" >/dev/null || missing="$missing $t"
@@ -100,37 +105,46 @@ else
 	exit 0
 fi
 deb=$(ls "$work"/"$pkg"_*.deb 2>/dev/null | head -n1)
-[ -n "$deb" ] || { not_ok "a .deb was built" "$(ls "$work")"; exit 0; }
-ok "built $(basename "$deb")"
+wdeb=$(ls "$work"/"$wpkg"_*.deb 2>/dev/null | head -n1)
+[ -n "$deb" ] && [ -n "$wdeb" ] ||
+	{ not_ok "two .debs were built ($pkg, $wpkg)" "$(ls "$work")"; exit 0; }
+ok "built $(basename "$deb") and $(basename "$wdeb")"
 if [[ ${DEB_BUILD_OPTIONS:-} != *nocheck* ]]; then
 	check "the package build ran the unit tests" \
 		grep -qE '^# PASS: +[1-9]' "$work/build.log"
 fi
 
-# ---- what the .deb contains --------------------------------------------
+# ---- what the .debs contain --------------------------------------------
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugin=/usr/lib/$ma/slurm-wlm/spank_nccl.so
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\.||')
-has() { grep -qxF "$1" <<<"$contents" || { echo "$1 not in the package"; return 1; }; }
-check "plugin in Slurm's plugin directory: $plugin" has "$plugin"
-if [ -e /usr/local/cuda/include/cuda.h ]; then
-	check "helper in libexec: /usr/libexec/nccl-warmup" has /usr/libexec/nccl-warmup
-else
-	not_ok "helper in libexec" "no CUDA in /usr/local/cuda: nccl-warmup cannot be built"
-fi
-check "Prolog in libexec: /usr/libexec/nccl-warmup-prolog" has /usr/libexec/nccl-warmup-prolog
-check "profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-profiles.conf
-check "fleet report: /usr/bin/spank-nccl-report" has /usr/bin/spank-nccl-report
-check "Prolog's record writer: /usr/libexec/nccl-warmup-record" \
-	has /usr/libexec/nccl-warmup-record
-check "logrotate snippet" has /usr/share/spank-nccl/spank-nccl.logrotate
+wcontents=$(dpkg-deb -c "$wdeb" | awk '{print $6}' | sed 's|^\.||')
+has() { grep -qxF "$1" <<<"$contents" || { echo "$1 not in $pkg"; return 1; }; }
+whas() { grep -qxF "$1" <<<"$wcontents" || { echo "$1 not in $wpkg"; return 1; }; }
+check "$pkg: plugin in Slurm's plugin directory: $plugin" has "$plugin"
+check "$pkg: profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-profiles.conf
+check "$pkg: fleet report: /usr/bin/spank-nccl-report" has /usr/bin/spank-nccl-report
+check "$pkg: logrotate snippet" has /usr/share/spank-nccl/spank-nccl.logrotate
+check "$wpkg: helper in libexec: /usr/libexec/nccl-warmup" whas /usr/libexec/nccl-warmup
+check "$wpkg: Prolog in libexec: /usr/libexec/nccl-warmup-prolog" \
+	whas /usr/libexec/nccl-warmup-prolog
+check "$wpkg: Prolog's record writer: /usr/libexec/nccl-warmup-record" \
+	whas /usr/libexec/nccl-warmup-record
+check "$wpkg: Prolog's example configuration" \
+	whas /usr/share/spank-nccl/nccl-warmup-prolog.conf.example
+no_libexec() { ! grep '^/usr/libexec/.' <<<"$contents"; }
+no_la() { ! grep '\.la$' <<<"$contents"$'\n'"$wcontents"; }
+check "$pkg holds nothing of $wpkg (no /usr/libexec)" no_libexec
+check "no libtool archive (.la) in either package" no_la
 conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
 check "/etc/slurm/nccl-profiles.conf is a conffile" \
 	grep -qxF /etc/slurm/nccl-profiles.conf <<<"$conffiles"
-for m in man1/nccl-warmup.1.gz man5/nccl-profiles.conf.5.gz \
-	 man8/spank-nccl.8.gz man8/nccl-warmup-prolog.8.gz \
+for m in man5/nccl-profiles.conf.5.gz man8/spank-nccl.8.gz \
 	 man8/spank-nccl-report.8.gz; do
-	check "man page /usr/share/man/$m" has "/usr/share/man/$m"
+	check "$pkg: man page /usr/share/man/$m" has "/usr/share/man/$m"
+done
+for m in man1/nccl-warmup.1.gz man8/nccl-warmup-prolog.8.gz; do
+	check "$wpkg: man page /usr/share/man/$m" whas "/usr/share/man/$m"
 done
 snippet=/usr/share/spank-nccl/plugstack.conf.d/spank-nccl.conf
 check "plugstack.conf.d snippet $snippet" has "$snippet"
@@ -138,16 +152,75 @@ check "plugstack.conf.d snippet $snippet" has "$snippet"
 check "admin guide in /usr/share/doc/$pkg" \
 	grep -qE "^/usr/share/doc/$pkg/admin-guide\.md(\.gz)?\$" <<<"$contents"
 depends=$(dpkg-deb -f "$deb" Depends)
+wdepends=$(dpkg-deb -f "$wdeb" Depends)
+debversion=$(dpkg-deb -f "$deb" Version)
 slurmlib=$(dpkg-query -S "$(readlink -f "/usr/lib/$ma/libslurm.so")" | cut -d: -f1)
 check "Depends names the Slurm ABI it was built for ($slurmlib): $depends" \
 	grep -qw "$slurmlib" <<<"$depends"
+check "$pkg recommends $wpkg (= $debversion)" \
+	grep -qF "$wpkg (= $debversion)" <<<"$(dpkg-deb -f "$deb" Recommends)"
+check "$wpkg depends on $pkg (= $debversion) and libmunge: $wdepends" \
+	bash -c "grep -qF '$pkg (= $debversion)' <<<'$wdepends' && grep -q libmunge <<<'$wdepends'"
 check "the plugin links no CUDA/NCCL library" \
 	sh -c "dpkg-deb -x '$deb' '$work/root' && ! readelf -d '$work/root$plugin' | grep -E 'NEEDED.*(cudart|libnccl)'"
 # nccl-warmup loads libcuda.so.1 and libnccl.so.2 at run time (issue 14).
-check "Depends has no CUDA/NCCL package: $depends" \
-	bash -c "! grep -Eiq 'cuda|nccl' <<<'$depends'"
+check "Depends has no CUDA/NCCL package: $depends; $wdepends" \
+	bash -c "! grep -Eiq 'cuda|nccl2' <<<'$depends $wdepends'"
 check "nccl-warmup links no CUDA/NCCL library" \
-	sh -c "! readelf -d '$work/root/usr/libexec/nccl-warmup' | grep -E 'NEEDED.*(libcuda|libnccl)'"
+	sh -c "dpkg-deb -x '$wdeb' '$work/root' && ! readelf -d '$work/root/usr/libexec/nccl-warmup' | grep -E 'NEEDED.*(libcuda|libnccl)'"
+
+# ---- without CUDA/NCCL headers: fail, unless plugin-only on purpose ------
+# A build host without the headers: /usr/local/cuda hidden by an empty
+# tmpfs in a private mount namespace (neither header is elsewhere).
+nocuda() {	# nocuda DIR LOG COMMAND...: COMMAND in DIR with no CUDA headers
+	local dir=$1 log=$2
+	shift 2
+	unshare -m sh -c 'mount -t tmpfs none /usr/local/cuda 2>/dev/null ||
+		{ mkdir -p /usr/local/cuda && mount -t tmpfs none /usr/local/cuda; } ||
+		{ echo "cannot hide /usr/local/cuda"; exit 99; }
+		cd "$0" && exec "$@"' "$dir" "$@" >"$log" 2>&1
+}
+if [ -e /usr/include/cuda.h ] || [ -e /usr/include/nccl.h ]; then
+	not_ok "a build without CUDA/NCCL headers" \
+		"/usr/include has cuda.h or nccl.h: cannot hide them here"
+else
+	for t in noheaders nohelper; do
+		mkdir -p "$work/$t" && tar -C "$work/$t" -xf "$tarball"
+	done
+	t0=$(date +%s)
+	nocuda "$(ls -d "$work/noheaders/$pkg"-*/)" "$work/noheaders.log" \
+		env DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b
+	rc=$?
+	msg='--enable-warmup: nccl-warmup cannot be built'
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 99 ] && grep -qF -- "$msg" "$work/noheaders.log" &&
+	   grep -qF 'DEB_BUILD_PROFILES=pkg.spank-nccl.nohelper' "$work/noheaders.log" &&
+	   ! ls "$work/noheaders/"*.deb >/dev/null 2>&1; then
+		ok "without CUDA/NCCL headers dpkg-buildpackage fails, saying why and how to build the plugin only ($(($(date +%s) - t0)) s)"
+	else
+		not_ok "without CUDA/NCCL headers dpkg-buildpackage fails with a clear message (exit $rc)" \
+			"$(tail -n 25 "$work/noheaders.log")"
+	fi
+	t0=$(date +%s)
+	if nocuda "$(ls -d "$work/nohelper/$pkg"-*/)" "$work/nohelper.log" \
+		env DEB_BUILD_OPTIONS=nocheck DEB_BUILD_PROFILES=pkg.spank-nccl.nohelper \
+		dpkg-buildpackage -us -uc -b; then
+		ndeb=$(ls "$work/nohelper/$pkg"_*.deb 2>/dev/null | head -n1)
+		ncontents=$(dpkg-deb -c "$ndeb" 2>/dev/null | awk '{print $6}' | sed 's|^\.||')
+		if [ -n "$ndeb" ] && ! ls "$work/nohelper/$wpkg"_*.deb >/dev/null 2>&1 &&
+		   grep -qxF "$plugin" <<<"$ncontents" &&
+		   ! grep -q '^/usr/libexec/.' <<<"$ncontents" &&
+		   ! grep -qF "$wpkg" <<<"$(dpkg-deb -f "$ndeb" Recommends 2>/dev/null)"; then
+			ok "DEB_BUILD_PROFILES=pkg.spank-nccl.nohelper without headers: $pkg alone, plugin and no helper ($(($(date +%s) - t0)) s)"
+		else
+			not_ok "pkg.spank-nccl.nohelper builds $pkg alone, without the helper" \
+				"$(ls "$work/nohelper"; printf '%s\n' "$ncontents" | head -n 40)"
+		fi
+	else
+		not_ok "DEB_BUILD_PROFILES=pkg.spank-nccl.nohelper dpkg-buildpackage without headers" \
+			"$(tail -n 40 "$work/nohelper.log")"
+	fi
+	rm -rf "$work/noheaders" "$work/nohelper"
+fi
 
 # ---- RPM spec ----------------------------------------------------------
 spec=$src/packaging/rpm/spank-nccl.spec
@@ -167,16 +240,44 @@ if [ "$rpm_checks" = 1 ]; then
 		>"$work/rpmbuild.log" 2>&1; then
 		ok "rpmbuild -ta $(basename "$tarball") ($(($(date +%s) - t0)) s)"
 		rpmfile=$(ls "$work"/rpm/RPMS/*/"$pkg"-[0-9]*.rpm 2>/dev/null | head -n1)
+		wrpmfile=$(ls "$work"/rpm/RPMS/*/"$wpkg"-[0-9]*.rpm 2>/dev/null | head -n1)
 		rpm_files=$(rpm -qpl "$rpmfile" 2>/dev/null)
+		wrpm_files=$(rpm -qpl "$wrpmfile" 2>/dev/null)
 		rpm_has() { grep -qE "$1" <<<"$rpm_files" || { echo "no $1 in $rpmfile"; return 1; }; }
+		wrpm_has() { grep -qE "$1" <<<"$wrpm_files" || { echo "no $1 in ${wrpmfile:-the $wpkg RPM (not built)}"; return 1; }; }
+		rpm_no_libexec() { ! grep '/libexec/' <<<"$rpm_files"; }
 		check "the RPM has the plugin in Slurm's plugin dir" rpm_has '/slurm/spank_nccl\.so$'
 		check "the RPM has the profile file as a config file" \
 			sh -c "rpm -qpc '$rpmfile' | grep -qx /etc/slurm/nccl-profiles.conf"
+		wrpm_helper() {
+			wrpm_has '/nccl-warmup$' && wrpm_has '/nccl-warmup-prolog$' &&
+				wrpm_has '/nccl-warmup-record$'
+		}
+		check "the $wpkg RPM has nccl-warmup, the Prolog and its record writer" \
+			wrpm_helper
+		check "the $pkg RPM has nothing of $wpkg" rpm_no_libexec
 		host_slurm=$(sn_release_local)
 		check "the RPM requires Slurm $host_slurm (the release it was built for)" \
 			sh -c "rpm -qpR '$rpmfile' | grep -qE '^slurm.* >= $host_slurm\$'"
 	else
 		not_ok "rpmbuild -ta $(basename "$tarball")" "$(tail -n 40 "$work/rpmbuild.log")"
+	fi
+	# The plugin alone, on purpose: no helper, no spank-nccl-warmup.
+	t0=$(date +%s)
+	if (rpmbuild -ta --nodeps --nocheck --without helper \
+		--define "_topdir $work/rpm-nohelper" "$tarball") \
+		>"$work/rpmbuild-nohelper.log" 2>&1; then
+		nrpm=$(ls "$work"/rpm-nohelper/RPMS/*/"$pkg"-[0-9]*.rpm 2>/dev/null | head -n1)
+		if [ -n "$nrpm" ] && ! ls "$work"/rpm-nohelper/RPMS/*/"$wpkg"-*.rpm >/dev/null 2>&1 &&
+		   ! rpm -qpl "$nrpm" | grep -q /libexec/ &&
+		   grep -q -- '--disable-warmup' "$work/rpmbuild-nohelper.log"; then
+			ok "rpmbuild -ta --without helper: $pkg alone, no helper ($(($(date +%s) - t0)) s)"
+		else
+			not_ok "rpmbuild -ta --without helper builds $pkg alone" \
+				"$(ls "$work"/rpm-nohelper/RPMS/*/; tail -n 20 "$work/rpmbuild-nohelper.log")"
+		fi
+	else
+		not_ok "rpmbuild -ta --without helper" "$(tail -n 40 "$work/rpmbuild-nohelper.log")"
 	fi
 fi
 version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$src/configure.ac")
@@ -186,20 +287,20 @@ check "debian/changelog version matches configure.ac ($version)" \
 	grep -q "^$pkg ($version-" "$src/debian/changelog"
 
 # ---- install, enable with the package's line, test ---------------------
-if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
-	not_ok "$pkg not installed before the test" "purge it first (dpkg -P $pkg)"
+if dpkg-query -W -f='${Status}' "$pkg" "$wpkg" 2>/dev/null | grep -q 'ok installed'; then
+	not_ok "$pkg, $wpkg not installed before the test" "purge them first (dpkg -P $wpkg $pkg)"
 	exit 0
 fi
 if [ -e /etc/slurm/nccl-profiles.conf ]; then
 	conf_backup=$work/nccl-profiles.conf.before
 	cp -p /etc/slurm/nccl-profiles.conf "$conf_backup"
 fi
-if out=$(dpkg -i --force-confnew "$deb" 2>&1 </dev/null); then
+if out=$(dpkg -i --force-confnew "$deb" "$wdeb" 2>&1 </dev/null); then
 	installed=1
-	ok "dpkg -i $(basename "$deb")"
+	ok "dpkg -i $(basename "$deb") $(basename "$wdeb")"
 else
 	installed=1
-	not_ok "dpkg -i $(basename "$deb")" "$out"
+	not_ok "dpkg -i $(basename "$deb") $(basename "$wdeb")" "$out"
 	exit 0
 fi
 check "installed plugin loads in srun's process (dlopen)" \

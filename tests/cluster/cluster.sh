@@ -26,6 +26,8 @@
 #   SN_CPUS             CPUs each node advertises (default 32)
 #   SN_USER             unprivileged job user created when root (sncuser)
 #   SN_SLURM_CONF_EXTRA lines appended to slurm.conf (e.g. Prolog=...)
+#   SN_START_WAIT       seconds the nodes have to come up idle (default 10;
+#                       a HealthCheckProgram delays their registration)
 #   SN_SLURM_RELEASE    Slurm release: 22.05 (the host's), 24.11 or 26.05
 #                       (each from its Debian suite in a chroot that
 #                       tests/cluster/release.sh creates and caches); the
@@ -55,6 +57,7 @@ source "$SN_CLUSTER_LIB_DIR/release.sh"
 : "${SN_USER:=sncuser}"
 : "${SN_USER_GROUP2:=sncextra}"
 : "${SN_SLURM_CONF_EXTRA:=}"
+: "${SN_START_WAIT:=10}"
 : "${SN_SLURMD_PARAMETERS:=}"
 : "${SN_INSTALLED:=0}"
 : "${SN_INSTALLED_PLUGIN:=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl.so}"
@@ -381,7 +384,7 @@ sn__dump_logs() {
 
 # Waits until every node is idle; fails fast on drain/invalid/down.
 sn__wait_nodes_idle() {
-	local tries=100 states bad
+	local tries=$((SN_START_WAIT * 10)) states bad
 	while ((tries-- > 0)); do
 		states=$(sinfo -h -N -o '%N %T' 2>/dev/null)
 		bad=$(echo "$states" | grep -E 'drain|inval|fail' || true)
@@ -398,7 +401,7 @@ sn__wait_nodes_idle() {
 	done
 	echo "$states" >&2
 	sn__dump_logs
-	sn__die "nodes not idle after 10 s"
+	sn__die "nodes not idle after $SN_START_WAIT s"
 	return 1
 }
 

@@ -34,11 +34,13 @@ SN_RELEASE_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SN_RELEASES="22.05 24.11 26.05"
 
 # Debian packages every release root gets (the host gets its own list in
-# tests/install-deps.sh).  Changing this list rebuilds the roots.
+# tests/install-deps.sh).  Changing this list rebuilds the roots.  jq:
+# docs_examples.bats checks the JSON of the docs' nccl-warmup --json
+# examples; nhc.bats builds LBNL NHC with autoconf/automake/make.
 SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 build-essential autoconf automake libtool pkgconf libcmocka-dev bats
 iproute2 util-linux passwd procps ca-certificates xz-utils
-dpkg-dev debhelper fakeroot man-db groff-base"
+dpkg-dev debhelper fakeroot man-db groff-base jq"
 
 # The Debian suite that ships RELEASE.
 sn_release_suite() {
@@ -108,6 +110,15 @@ sn_release_host() {
 
 sn_release_root() {
 	echo "$SN_CHROOT_CACHE/$(sn_release_suite "$1")"
+}
+
+# Third-party sources the tests build (LBNL NHC for nhc.bats):
+# ../shared/third_party beside the checkout, or SN_THIRD_PARTY_DIR; its
+# physical path, or nothing (status 1) when there is none.  A release
+# root gets it bind-mounted at that path.
+sn_third_party_dir() {
+	local d=${SN_THIRD_PARTY_DIR:-$SN_RELEASE_LIB_DIR/../../../shared/third_party}
+	[ -d "$d" ] && (cd "$d" && pwd -P)
 }
 
 # The Debian mirror the host's apt uses (deb822 or one-line sources).
@@ -216,12 +227,13 @@ sn__release_create() {
 # (slurmd reads /proc, /sys/fs/cgroup); /dev is a private tmpfs with the
 # usual nodes (the fake GPUs are links to /dev/null);
 # /tmp is shared, so a cluster directory looks the same from both sides;
-# the source tree and /usr/local/cuda keep their paths.
+# the source tree, /usr/local/cuda and the third-party sources
+# (sn_third_party_dir) keep their paths.
 sn__release_chroot() {
 	local root=$1 binds="" p
 	shift
 	for p in "$(cd "$SN_RELEASE_LIB_DIR/../.." && pwd)" "${SN_SRC_DIR:-}" \
-		 "${SN_BUILD_DIR:-}" /usr/local/cuda; do
+		 "${SN_BUILD_DIR:-}" /usr/local/cuda "$(sn_third_party_dir)"; do
 		[ -n "$p" ] && [ -d "$p" ] || continue
 		binds="$binds $p"
 	done

@@ -5,7 +5,8 @@
 # record per warmup (spank and Prolog paths, pass and fail), written by
 # the root side into a root-only directory; per-node .prom files served by
 # Debian's real prometheus-node-exporter and parsed by promtool; the admin
-# report flags the node made slow; forged helper output cannot add records
+# report flags the node made slow (and the docs' "spank-nccl-report ... |
+# jq" lines run on the records); forged helper output cannot add records
 # or metric lines; a failing sink never fails the step.
 #
 # Node n3 is made slow with the fake NCCL: warmup_helper= points at a
@@ -280,6 +281,54 @@ assert nodes["n1"]["last_failure_class"] == "duplicate_busid"' <<<"$json" ||
 	"$(report)" --threshold=98 "$(records)" | grep -q OUTLIER &&
 		sn_fail "flagged at 98 %"
 	return 0
+}
+
+# Every "spank-nccl-report ... | jq ..." line of README.md, docs/*.md and
+# man/*.[0-9] (code lines, and `inline code` in Markdown), as written.
+doc_jq_lines() {
+	(cd "$SN_SRC_DIR" && {
+		grep -hoE '`spank-nccl-report [^`]*\| *jq [^`]*`' README.md docs/*.md |
+			tr -d '`'
+		grep -hE '^[[:space:]]*(\$ )?spank-nccl-report .*\| *jq ' README.md docs/*.md
+		sed -n 's/\\-/-/g; s/\\e/\\/g; /^[[:space:]]*\(\$ \)\{0,1\}spank-nccl-report .*| *jq /p' man/*.[0-9]
+	} | sed -E 's/^[[:space:]]*(\$ )?//' | sort -u)
+}
+
+@test "fleet: the docs' spank-nccl-report | jq lines run on real records" {
+	local lines line head tail w words cmd out report=""
+	command -v jq >/dev/null || sn_fail "jq not installed (bash tests/install-deps.sh)"
+	# Records of this cluster: n3 slow (an outlier), a failure on n1.
+	failing_warmup_on n1 || return 1
+	run --separate-stderr bandwidth_srun
+	sn_assert_status 0
+	lines=$(doc_jq_lines)
+	[ -n "$lines" ] || sn_fail "no 'spank-nccl-report ... | jq' line found in the docs"
+	while IFS= read -r line; do
+		# The record files the line names are this cluster's records;
+		# its options and its jq filter stay as written.
+		head=${line%%|*}
+		tail=${line#*|}
+		read -ra words <<<"$head"
+		cmd=""
+		for w in "${words[@]}"; do
+			case $w in
+			spank-nccl-report | -*) cmd+="$w " ;;
+			*) [[ $cmd == *" $(records) "* ]] || cmd+="$(records) " ;;
+			esac
+		done
+		cmd+="|$tail"
+		out=$(PATH="$(dirname "$(report)"):$PATH" bash -o pipefail -c "$cmd" 2>&1) ||
+			{ report+="$line: exit $?: $out"$'\n'; continue; }
+		echo "# $line -> $(paste -sd' ' <<<"$out")" >&3
+		[ -n "$out" ] || { report+="$line: no output"$'\n'; continue; }
+		# jq printed JSON values, one per line.
+		jq -e . >/dev/null 2>&1 <<<"$out" || report+="$line: not JSON: $out"$'\n'
+		# The outlier filter names the one slow node.
+		if [[ $line == *outlier* ]] && [ "$out" != '"n3"' ]; then
+			report+="$line: expected \"n3\" (the slow node), got: $out"$'\n'
+		fi
+	done <<<"$lines"
+	[ -z "$report" ] || sn_fail "doc jq lines that do not work:"$'\n'"$report"
 }
 
 @test "fleet: forged helper output cannot add records or metric lines" {

@@ -5,7 +5,8 @@
 # cluster: {srun, sbatch + inner srun, salloc + inner srun, #SBATCH,
 # environment variable} x {bare, each mode, mode+verbose, off, malformed}
 # for --nccl-warmup and {one, several, none, list, unknown} for
-# --nccl-profile, plus the overrides between levels.  The bare
+# --nccl-profile, plus the overrides between levels, a mode typed after
+# a bare --nccl-warmup (refused: srun would run it) and srun --help.  The bare
 # "#SBATCH --nccl-warmup" cell is the issue-11 bug: Slurm hands the inner
 # srun the text "(null)" (src/core/options.c).
 #
@@ -157,6 +158,7 @@ run_matrix() {
 OK='!'
 UNKNOWN='unknown word "fast"'
 VERBOSE='warmup ok on n1'
+TRAP='"--nccl-warmup comm" runs the program "comm"; write --nccl-warmup=comm$'
 
 @test "matrix: --nccl-warmup in every context (bare, modes, verbose, off, malformed)" {
 	sn_fake_env ok
@@ -171,6 +173,10 @@ s-fabric-v   | srun      | --nccl-warmup=fabric,verbose,fresh | | 0 | - | $VERBO
 s-verbose    | srun      | --nccl-warmup=comm,verbose|       | 0   | -   | $VERBOSE|      | 0/1/0
 s-off        | srun      | --nccl-warmup=off         |       | 0   | -   | $OK     |      | 0/0/0
 s-bad        | srun      | --nccl-warmup=fast        |       | 255 | -   | $UNKNOWN| no   | -
+# A word after a space is srun's command (issue 25): a mode there is refused.
+s-trap       | srun      | --nccl-warmup             | comm  | 255 | -   | $TRAP   | no   | -
+s-trap-list  | srun      | --nccl-warmup             | check,verbose | 255 | - | runs the program \"check,verbose\"; write --nccl-warmup=check,verbose | no | -
+s-then-opt   | srun      | --nccl-warmup             | -n1   | 0   | -   | $OK     |      | 0/1/0
 e-bare       | env       | SPANK_NCCL_WARMUP=        |       | 0   | -   | $OK     |      | 0/1/0
 e-check      | env       | SPANK_NCCL_WARMUP=check   |       | 0   | -   | $OK     |      | 0/1/0
 e-comm       | env       | SPANK_NCCL_WARMUP=comm    |       | 0   | -   | $OK     |      | 0/1/0
@@ -219,6 +225,9 @@ s-several    | srun      | --nccl-profile=alpha,gamma     |       | 0   | -   | 
 s-none       | srun      | --nccl-profile=none            |       | 0   | -   | $OK |      | 0/0/0
 s-list       | srun      | --nccl-profile=list            |       | 0   | -   | profiles in .*test-profiles.conf | no | -
 s-unknown    | srun      | --nccl-profile=nosuch          |       | 255 | -   | unknown profile \"nosuch\" | no | -
+# Its value is required: after a space it is still the value, no trap.
+s-space      | srun      | --nccl-profile                 | beta  | 0   | -   | $OK | BETA,GAMMA,SHARED | 0/0/0
+s-list-space | srun      | --nccl-profile                 | list  | 0   | -   | profiles in .*test-profiles.conf | no | -
 e-one        | env       | SPANK_NCCL_PROFILE=beta        |       | 0   | -   | $OK | BETA,GAMMA,SHARED | 0/0/0
 e-several    | env       | SPANK_NCCL_PROFILE=alpha,gamma |       | 0   | -   | $OK | ALPHA,GAMMA,SHARED | 0/0/0
 e-none       | env       | SPANK_NCCL_PROFILE=none        |       | 0   | -   | $OK |      | 0/0/0
@@ -264,4 +273,125 @@ e-w-cli      | env       | SPANK_NCCL_WARMUP=off   | --nccl-warmup=comm         
 e-bad-cli    | env       | SPANK_NCCL_WARMUP=fast  | --nccl-warmup=comm         | 0  | -   | $OK | GAMMA | 0/1/0
 e-p-cli      | env       | SPANK_NCCL_PROFILE=alpha | --nccl-profile=beta       | 0  | -   | $OK | BETA,GAMMA,SHARED | 0/0/0
 " --gres=gpu:1
+}
+
+# Issue 25: "--nccl-warmup comm f1 f2" used to run coreutils' comm after a
+# default warmup, "--nccl-warmup check hostname" to fail in execve().
+# srun, sbatch and salloc refuse a word the option takes as its value
+# right after a bare --nccl-warmup, before anything is queued; a program
+# named by its path, a script called comm.sh and a bare #SBATCH line run.
+@test "trap: a mode after a bare --nccl-warmup is refused by srun, sbatch and salloc, nothing queued" {
+	local before d=$SN_CLUSTER_DIR/tmp/trap-$BATS_TEST_NUMBER
+	rm -rf "$d"
+	mkdir -p "$d"
+	cd "$d"
+	printf '#!/bin/bash\necho %s-ran\n' check >check
+	printf '#!/bin/bash\necho %s-ran\n' comm.sh >comm.sh
+	chmod 0755 check comm.sh
+	before=$(sn_jobs_snapshot)
+
+	run --separate-stderr sn_srun -n1 --nccl-warmup comm f1 f2
+	sn_assert_status 255
+	sn_assert_msg '"--nccl-warmup comm" runs the program "comm"; write --nccl-warmup=comm$'
+	sn_assert_msg "to run a program named comm with the site's default warmup, give its path: --nccl-warmup /[^ ]*/comm$"
+	run --separate-stderr sn_srun -n1 --nccl-warmup check hostname
+	sn_assert_status 255
+	sn_assert_msg '"--nccl-warmup check" runs the program "check"; write --nccl-warmup=check$'
+	sn_assert_msg 'give its path: --nccl-warmup \./check$'
+	# getopt_long takes an abbreviation of the option too.
+	run --separate-stderr sn_srun -n1 --nccl-warm fabric,fresh hostname
+	sn_assert_status 255
+	sn_assert_msg 'write --nccl-warmup=fabric,fresh$'
+	run --separate-stderr sn_srun -N1 -n1 --nccl-warmup nccl=/opt/nccl/lib hostname
+	sn_assert_status 255
+	sn_assert_msg 'write --nccl-warmup=nccl=/opt/nccl/lib$'
+
+	# sbatch: the script's name.  sbatch opens the script before it runs
+	# the plugin's callbacks, so the word must name a file to get this
+	# far; without one sbatch stops by itself ("Unable to open file").
+	run --separate-stderr sn_sbatch -N1 --nccl-warmup check
+	sn_assert_status 255
+	sn_assert_msg '"--nccl-warmup check" runs the program "check"; write --nccl-warmup=check$'
+	run --separate-stderr sn_sbatch --nccl-warmup fabric
+	sn_assert_failed
+	run --separate-stderr sn_salloc -N1 --nccl-warmup bandwidth hostname
+	sn_assert_status 255
+	sn_assert_msg '"--nccl-warmup bandwidth" runs the program "bandwidth"; write --nccl-warmup=bandwidth$'
+	sn_assert_no_new_jobs "$before"
+}
+
+@test "trap: programs named by a path, other words and a bare #SBATCH line still run" {
+	local d=$SN_CLUSTER_DIR/tmp/trap-$BATS_TEST_NUMBER script
+	rm -rf "$d"
+	mkdir -p "$d"
+	cd "$d"
+	printf '#!/bin/bash\necho %s-ran\n' check >check
+	printf '#!/bin/bash\necho %s-ran\n' comm.sh >comm.sh
+	chmod 0755 check comm.sh
+	printf 'a\nb\n' >f1
+	printf 'b\nc\n' >f2
+
+	run --separate-stderr sn_srun -n1 --nccl-warmup ./check
+	sn_assert_status 0
+	[ "$output" = check-ran ] || sn_fail "./check did not run"
+	sn_assert_no_msgs
+	run --separate-stderr sn_srun -n1 --nccl-warmup "$(command -v comm)" -12 f1 f2
+	sn_assert_status 0
+	[ "$output" = b ] || sn_fail "comm did not run"
+	# Another option in between: the user ended the option.
+	run --separate-stderr sn_srun --nccl-warmup -n1 comm -12 f1 f2
+	sn_assert_status 0
+	[ "$output" = b ] || sn_fail "comm did not run"
+	run --separate-stderr sn_salloc -N1 --nccl-warmup ./check
+	sn_assert_status 0
+	grep -qx check-ran <<<"$output" || sn_fail "salloc's ./check did not run"
+
+	sn_sbatch_run --nccl-warmup comm.sh ||
+		sn_fail "sbatch --nccl-warmup comm.sh: not submitted"
+	[ "$SN_JOB_EXIT" = 0:0 ] || sn_fail "job exit $SN_JOB_EXIT"
+	grep -qx comm.sh-ran <<<"$SN_JOB_OUT" || sn_fail "comm.sh did not run: $SN_JOB_OUT"
+	script=$(sn_batch_script trap-directive.sh <<'S'
+#!/bin/bash
+#SBATCH --nccl-warmup
+srun -n1 hostname >/dev/null && echo inner-ok
+S
+)
+	sn_sbatch_run "$script" || sn_fail "#SBATCH --nccl-warmup: not submitted"
+	[ "$SN_JOB_EXIT" = 0:0 ] || sn_fail "job exit $SN_JOB_EXIT: $SN_JOB_OUT"
+	grep -qx inner-ok <<<"$SN_JOB_OUT" || sn_fail "inner srun failed: $SN_JOB_OUT"
+	! grep -q 'spank-nccl:' <<<"$SN_JOB_OUT" || sn_fail "spank-nccl spoke: $SN_JOB_OUT"
+}
+
+# The help comes from the parser's word table and names the site's
+# defaults from plugstack.conf (issue 25: it said "comm (default)" and
+# left out fresh).
+@test "help: srun, sbatch and salloc --help list every word and this site's defaults" {
+	local conf cmd text
+	conf=$(sn_write_test_profiles)
+	sn_plugstack_set "profiles=$conf" default_profiles=gamma warmup_mode=check
+	for cmd in srun sbatch salloc; do
+		run sn_timeout "$cmd" --help
+		sn_assert_status 0
+		# Slurm wraps the text to the terminal: one line of words.
+		text=$(tr -s ' \n' '  ' <<<"$output")
+		for want in "--nccl-warmup=MODE[,verbose][,fresh][,nccl=PATH]" \
+			"Without a value: check, this site's default." \
+			"off (" "check (" "comm (" "bandwidth (" "fabric (" \
+			",verbose (" ",fresh (" ",nccl=PATH (" \
+			"follows '=' only" "Env: SPANK_NCCL_WARMUP" \
+			"site's default profiles (gamma)" "list (" "none (" \
+			"Env: SPANK_NCCL_PROFILE"; do
+			grep -qF -- "$want" <<<"$text" ||
+				sn_fail "$cmd --help lacks \"$want\""
+		done
+		! grep -qF "comm (default)" <<<"$text" ||
+			sn_fail "$cmd --help still says comm (default)"
+	done
+	sn_plugstack_set "profiles=$conf"
+	run sn_timeout srun --help
+	text=$(tr -s ' \n' '  ' <<<"$output")
+	grep -qF "Without a value: comm, this site's default." <<<"$text" ||
+		sn_fail "srun --help does not name comm as the default"
+	grep -qF "site's default profiles (none)" <<<"$text" ||
+		sn_fail "srun --help does not say there are no default profiles"
 }

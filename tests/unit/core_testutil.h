@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -51,6 +52,26 @@ static inline void fake_env_dump(const struct fake_env *f, char *buf,
 		assert_true(n >= 0 && (size_t)n < len - used);
 		used += (size_t)n;
 	}
+}
+
+/* The whole of the file at PATH, NUL-terminated (free it). */
+static inline char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	long n;
+
+	if (!f)
+		fail_msg("cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	text[n] = '\0';
+	fclose(f);
+	return text;
 }
 
 #endif

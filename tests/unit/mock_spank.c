@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "mock_spank.h"
 
 static struct mock_spank mock;
@@ -95,6 +96,25 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 		return -1;
 	*ids = mock.ids;
 	return 0;
+}
+
+int sn_spank_job_argv(spank_t sp, int *argc, char ***argv)
+{
+	*argc = mock.job_argc;
+	*argv = mock.job_argv;
+	return mock.job_argv ? 0 : -1;
+}
+
+int sn_launcher_optind(void)
+{
+	return mock.optind;
+}
+
+int sn_launcher_cmdline(struct sn_cmdline *cl)
+{
+	if (!mock.cmdline)
+		return -1;
+	return sn_cmdline_from(cl, mock.cmdline, mock.cmdline_n);
 }
 
 #define MOCK_CAPTURE(arr, count)                                        \

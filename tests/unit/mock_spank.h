@@ -18,6 +18,13 @@ struct mock_spank {
 	bool ids_fail;
 	int setenv_fail_after;		/* fail the Nth setenv; 0: never */
 	int setenv_calls;
+	/* the launcher: its command line (NULL: unreadable), getopt's optind,
+	 * and S_JOB_ARGV (NULL: not available) */
+	const char *const *cmdline;
+	size_t cmdline_n;
+	int optind;
+	char **job_argv;
+	int job_argc;
 	/* captured messages, without the "spank-nccl: " prefix */
 	char user[MOCK_LOG_MAX][2048];
 	size_t n_user;

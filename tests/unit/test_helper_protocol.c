@@ -43,25 +43,6 @@ static void test_table_in_code_order(void **state)
 	}
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text;
-	long n;
-
-	if (!f)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = malloc((size_t)n + 1);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-	text[n] = '\0';
-	fclose(f);
-	return text;
-}
-
 /* The text from the line holding START up to END (exclusive), in place. */
 static char *section(char *text, const char *start, const char *end)
 {

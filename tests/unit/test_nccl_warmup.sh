@@ -12,8 +12,9 @@ fake=$(cd ./tests/fake 2>/dev/null && pwd)
 if [ ! -x "$helper" ] || [ ! -e "$fake/nccl/libnccl.so.2" ] ||
    [ ! -e "$fake/cuda/libcuda.so.1" ]; then
 	echo "nccl-warmup or the fake CUDA/NCCL libraries were not built" \
-	     "(configure found no CUDA runtime/NCCL; see --with-cuda)" >&2
-	if [ "${CI:-}" = true ]; then
+	     "(configure found no cuda.h/nccl.h, see --with-cuda; or --disable-warmup)" >&2
+	# CI=true: a missing helper fails, unless it was left out on purpose.
+	if [ "${CI:-}" = true ] && [ "${SN_ENABLE_WARMUP:-}" != no ]; then
 		echo "FAIL: CI=true requires the warmup helper to be built" >&2
 		exit 1
 	fi

@@ -285,6 +285,102 @@ static void test_warmup_mode_names(void **state)
 	assert_int_equal(sn_warmup_mode_from_name(NULL), SN_WARMUP_MODE_UNSET);
 }
 
+/* The table the parsers, --help and the docs (test_option_docs.c) share. */
+static void test_word_table(void **state)
+{
+	const struct sn_option_word *w;
+	struct sn_warmup_request req;
+	struct sn_profile_request preq;
+	struct sn_error err = { "" };
+	char modes[128] = "", value[64];
+	size_t i, n;
+
+	w = sn_warmup_words(&n);
+	for (i = 0; i < n; i++) {
+		if (w[i].kind == SN_WORD_MODE) {
+			snprintf(modes + strlen(modes), sizeof(modes) - strlen(modes),
+				 "%s%s", *modes ? ", " : "", w[i].word);
+			assert_int_equal(sn_warmup_mode_from_name(w[i].word), w[i].id);
+			assert_string_equal(sn_warmup_mode_name(w[i].id), w[i].word);
+		} else {
+			assert_int_equal(sn_warmup_mode_from_name(w[i].word),
+					 SN_WARMUP_MODE_UNSET);
+		}
+		/* Each word is a whole value on its own. */
+		snprintf(value, sizeof(value), "%s%s", w[i].word,
+			 w[i].kind == SN_WORD_PATH ? "/x" : "");
+		if (sn_warmup_option_parse(value, &req, &err) != 0)
+			fail_msg("the parser rejects its own word \"%s\": %s",
+				 value, err.msg);
+		assert_non_null(w[i].help);
+		assert_true((w[i].kind == SN_WORD_PATH) == (w[i].arg != NULL));
+	}
+	/* The messages' list is the table's. */
+	assert_string_equal(modes, SN_WARMUP_MODES);
+
+	w = sn_profile_words(&n);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(sn_profile_option_parse(w[i].word, &preq, &err), 0);
+		assert_true(w[i].id == SN_WORD_LIST ? preq.list : preq.none);
+	}
+	/* Only the exact word: "List" is a profile name. */
+	assert_int_equal(sn_profile_option_parse("List", &preq, &err), 0);
+	assert_false(preq.list);
+	assert_int_equal(preq.count, 1);
+}
+
+static void test_usage_texts(void **state)
+{
+	const struct sn_option_word *w;
+	struct sn_profile_request defaults;
+	struct sn_error err = { "" };
+	char text[4096], small[64];
+	size_t i, n;
+
+	assert_int_equal(sn_warmup_value_synopsis(text, sizeof(text)), 0);
+	assert_string_equal(text, "MODE[,verbose][,fresh][,nccl=PATH]");
+	assert_int_equal(sn_warmup_value_synopsis(small, 8), -1);
+
+	assert_int_equal(sn_warmup_usage(text, sizeof(text),
+					 SN_WARMUP_MODE_COMM), 0);
+	assert_contains(text, "[spank-nccl] ");
+	assert_contains(text, "follows '=' only: in \"--nccl-warmup comm\", comm is the program to run.");
+	/* No nested parentheses in the word list. */
+	assert_not_contains(text, "))");
+	assert_contains(text, "Without a value: comm, this site's default.");
+	assert_contains(text, "Env: SPANK_NCCL_WARMUP");
+	assert_not_contains(text, "(default)");
+	w = sn_warmup_words(&n);
+	for (i = 0; i < n; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "%s%s%s (%s)",
+			 w[i].kind == SN_WORD_MODE ? "" : ",", w[i].word,
+			 w[i].arg ? w[i].arg : "", w[i].help);
+		assert_contains(text, want);
+	}
+	/* Slurm prints at most 4095 characters of a usage text. */
+	assert_true(strlen(text) < 2048);
+	assert_int_equal(sn_warmup_usage(text, sizeof(text),
+					 SN_WARMUP_MODE_CHECK), 0);
+	assert_contains(text, "Without a value: check, this site's default.");
+	assert_int_equal(sn_warmup_usage(small, sizeof(small),
+					 SN_WARMUP_MODE_COMM), -1);
+
+	assert_int_equal(sn_profile_option_parse("quiet-logs,ppo-tree",
+						 &defaults, &err), 0);
+	assert_int_equal(sn_profile_usage(text, sizeof(text), &defaults), 0);
+	assert_contains(text, "site's default profiles (quiet-logs, ppo-tree)");
+	assert_contains(text, "list (print the site's profiles and exit)");
+	assert_contains(text, "none (no profiles, not even the site's defaults)");
+	assert_contains(text, "Env: SPANK_NCCL_PROFILE");
+	memset(&defaults, 0, sizeof(defaults));
+	assert_int_equal(sn_profile_usage(text, sizeof(text), &defaults), 0);
+	assert_contains(text, "site's default profiles (none)");
+	assert_true(strlen(text) < 2048);
+}
+
 static void test_strutil(void **state)
 {
 	char buf[8];
@@ -332,6 +428,8 @@ int main(void)
 		cmocka_unit_test(test_warmup_errors),
 		cmocka_unit_test(test_warmup_nccl_path),
 		cmocka_unit_test(test_warmup_mode_names),
+		cmocka_unit_test(test_word_table),
+		cmocka_unit_test(test_usage_texts),
 		cmocka_unit_test(test_strutil),
 	};
 

@@ -4,6 +4,7 @@
  * srun/sbatch refuse at submit time, and what slurmstepd applies and
  * prints.  Warmup steps: test_plugin_warmup.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,6 +95,163 @@ static void submit_config_error_refuses(void **state)
 			 -1);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"warmup_timeout"));
+}
+
+/* ---- a mode typed after a bare --nccl-warmup (issue 25) -------------- */
+
+/*
+ * Runs the callback as srun/sbatch/salloc do for a bare --nccl-warmup on
+ * LINE, with getopt's optind at OPTIND; the callback's result.
+ */
+static int bare_warmup_on(struct fixture *fx, spank_context_t ctx,
+			  const char *const *line, size_t n, int optind)
+{
+	assert_int_equal(init_with(fx, ctx, NULL, NULL), 0);
+	mock_spank()->cmdline = line;
+	mock_spank()->cmdline_n = n;
+	mock_spank()->optind = optind;
+	return sn_option_warmup(&fx->p, NULL, 0);
+}
+
+#define LINE(...) (const char *const[]){ __VA_ARGS__ }, \
+	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *)
+
+static void submit_refuses_mode_run_as_program(void **state)
+{
+	struct fixture *fx = *state;
+	char *old_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	char comm[160], want[256];
+
+	/* A comm on PATH: the second line names it. */
+	snprintf(comm, sizeof(comm), "%s/comm", fx->dir);
+	write_file(comm, "#!/bin/sh\n", 0755);
+	setenv("PATH", fx->dir, 1);
+	assert_int_equal(bare_warmup_on(fx, S_CTX_LOCAL,
+			 LINE("srun", "--nccl-warmup", "comm", "f1", "f2"), 2),
+			 -1);
+	assert_int_equal(mock_spank()->n_errors, 2);
+	assert_string_equal(mock_spank()->errors[0],
+			    "\"--nccl-warmup comm\" runs the program \"comm\"; write --nccl-warmup=comm");
+	snprintf(want, sizeof(want), "to run a program named comm with the site's default warmup, give its path: --nccl-warmup %s",
+		 comm);
+	assert_string_equal(mock_spank()->errors[1], want);
+	unlink(comm);
+	if (old_path)
+		setenv("PATH", old_path, 1);
+	free(old_path);
+
+	/* Not on PATH: ./WORD. sbatch and salloc alike. */
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(bare_warmup_on(fx, S_CTX_ALLOCATOR,
+			 LINE("sbatch", "-N", "1", "--nccl-w", "check"), 4), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"\"--nccl-warmup check\" runs the program \"check\"; write --nccl-warmup=check"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"give its path: --nccl-warmup ./check"));
+}
+
+static void submit_refuses_every_value_word(void **state)
+{
+	static const char *const words[] = {
+		"off", "check", "comm", "bandwidth", "fabric", "verbose",
+		"fresh", "comm,verbose", "fabric,fresh,verbose", "CHECK",
+		"nccl=/opt/nccl/lib", "check,nccl=/x",
+	};
+	struct fixture *fx = *state;
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (bare_warmup_on(fx, S_CTX_LOCAL,
+				   LINE("srun", "--nccl-warmup", words[i],
+					"x"), 2) != -1)
+			fail_msg("\"srun --nccl-warmup %s x\" was not refused",
+				 words[i]);
+		/* The path hint only for a word that can name a program. */
+		assert_int_equal(mock_spank()->n_errors,
+				 strpbrk(words[i], ",=") ? 1 : 2);
+		sn_plugin_fini(&fx->p);
+	}
+}
+
+static void submit_keeps_programs_and_options(void **state)
+{
+	static const char *const words[] = {
+		"comm.sh", "./comm", "/usr/bin/comm", "python", "check2",
+		"comm,", "nccl=rel", "-", "(null)",
+	};
+	struct fixture *fx = *state;
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (bare_warmup_on(fx, S_CTX_LOCAL,
+				   LINE("srun", "--nccl-warmup", words[i]), 2)
+		    != 0)
+			fail_msg("\"srun --nccl-warmup %s\" was refused",
+				 words[i]);
+		assert_int_equal(mock_spank()->n_errors, 0);
+		assert_false(fx->p.warmup_unplaced);
+		sn_plugin_fini(&fx->p);
+	}
+	/* Another option in between: the user ended the option. */
+	assert_int_equal(bare_warmup_on(fx, S_CTX_LOCAL,
+			 LINE("srun", "--nccl-warmup", "-N1", "comm"), 2), 0);
+	assert_false(fx->p.warmup_unplaced);
+	/* ... and srun's local_user_init does not second-guess it. */
+	mock_spank()->job_argv = (char *[]){ "comm", NULL };
+	mock_spank()->job_argc = 1;
+	assert_int_equal(sn_submit_local_user_init(&fx->p, mock_spank_handle()),
+			 0);
+	sn_plugin_fini(&fx->p);
+	/* The batch script's name may start like a mode. */
+	assert_int_equal(bare_warmup_on(fx, S_CTX_ALLOCATOR,
+			 LINE("sbatch", "--nccl-warmup", "comm.sh"), 2), 0);
+	assert_int_equal(fx->p.warmup_req.mode, SN_WARMUP_MODE_UNSET);
+}
+
+static void submit_inherited_bare_option_is_not_checked(void **state)
+{
+	struct fixture *fx = *state;
+
+	/* "(null)": from #SBATCH --nccl-warmup through the environment. */
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	mock_spank()->cmdline = (const char *const[]){ "srun", "check" };
+	mock_spank()->cmdline_n = 2;
+	mock_spank()->optind = 2;
+	assert_int_equal(sn_option_warmup(&fx->p, "(null)", 0), 0);
+	assert_false(fx->p.warmup_unplaced);
+	/* slurmstepd: "". */
+	assert_int_equal(sn_option_warmup(&fx->p, "", 1), 0);
+	assert_int_equal(mock_spank()->n_errors, 0);
+}
+
+static void submit_unplaced_option_checks_job_argv(void **state)
+{
+	struct fixture *fx = *state;
+	spank_t sp = mock_spank_handle();
+
+	/* An #SBATCH line: its own argv, not the command line. */
+	assert_int_equal(bare_warmup_on(fx, S_CTX_ALLOCATOR,
+			 LINE("sbatch", "job.sh"), 2), 0);
+	assert_true(fx->p.warmup_unplaced);
+	assert_int_equal(mock_spank()->n_errors, 0);
+	/* A later value replaces the bare option: nothing left to check. */
+	assert_int_equal(sn_option_warmup(&fx->p, "check", 0), 0);
+	assert_false(fx->p.warmup_unplaced);
+	sn_plugin_fini(&fx->p);
+
+	/* srun, command line unreadable: S_JOB_ARGV decides. */
+	assert_int_equal(init_with(fx, S_CTX_LOCAL, NULL, NULL), 0);
+	assert_int_equal(sn_option_warmup(&fx->p, NULL, 0), 0);
+	assert_true(fx->p.warmup_unplaced);
+	assert_int_equal(sn_submit_local_user_init(&fx->p, sp), 0); /* no item */
+	mock_spank()->job_argv = (char *[]){ "hostname", NULL };
+	mock_spank()->job_argc = 1;
+	assert_int_equal(sn_submit_local_user_init(&fx->p, sp), 0);
+	mock_spank()->job_argv = (char *[]){ "fabric", "x", NULL };
+	mock_spank()->job_argc = 2;
+	assert_int_equal(sn_submit_local_user_init(&fx->p, sp), -1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"\"--nccl-warmup fabric\" runs the program \"fabric\"; write --nccl-warmup=fabric"));
 }
 
 /* ---- slurmstepd ------------------------------------------------------ */
@@ -319,6 +477,11 @@ int main(void)
 		T(submit_refuses_error_rule),
 		T(submit_env_var_form_and_cli_wins),
 		T(submit_config_error_refuses),
+		T(submit_refuses_mode_run_as_program),
+		T(submit_refuses_every_value_word),
+		T(submit_keeps_programs_and_options),
+		T(submit_inherited_bare_option_is_not_checked),
+		T(submit_unplaced_option_checks_job_argv),
 		T(step_applies_profiles_to_job_env),
 		T(step_last_option_value_wins),
 		T(step_user_value_wins_and_is_reported_once),

@@ -13,7 +13,8 @@ if [ ! -f "$so" ]; then
 fi
 exports=$(nm -D --defined-only "$so" | awk '{print $3}' | sort)
 echo "exported: $(echo "$exports" | tr '\n' ' ')"
-for want in slurm_spank_init slurm_spank_init_post_opt slurm_spank_user_init \
+for want in slurm_spank_init slurm_spank_init_post_opt slurm_spank_local_user_init \
+	    slurm_spank_user_init \
 	    slurm_spank_task_init slurm_spank_exit plugin_name plugin_type \
 	    plugin_version; do
 	echo "$exports" | grep -qx "$want" || {

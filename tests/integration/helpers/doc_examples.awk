@@ -22,6 +22,25 @@
 # program lines after it; "salloc" starts an allocation that takes the
 # srun lines after it; any other srun/sbatch line is an example of its
 # own; "export" lines apply to every later example of the block.
+#
+# With -v kind=helper it extracts the examples that run nccl-warmup by
+# hand instead (docs_examples.bats, "by-hand nccl-warmup"): a line whose
+# command is nccl-warmup or a path ending in /nccl-warmup, after "$ ",
+# "exec", VAR=VALUE assignments or a shell keyword ("for ...; do
+# nccl-warmup ... & done; wait" is one example), and `inline code` that
+# starts with nccl-warmup and an option:
+#   EX <TAB> FILE:LINE <TAB> KEY
+#   V <TAB> NAME=VALUE                    an export before the command
+#   H <TAB> command                       the shell line, as shown
+#   O <TAB> text                          output shown after "$ command"
+#   X <TAB> N                             "# exits N" in a comment
+#   END
+#
+# With -v kind=plugstack, the plugstack.conf lines that load spank-nccl
+# ("required|optional PATH/spank_nccl.so ARGS", continuations joined):
+#   EX <TAB> FILE:LINE <TAB> KEY
+#   L <TAB> line
+#   END
 
 function trim(s) {
 	sub(/^[ \t]+/, "", s)
@@ -77,6 +96,31 @@ function comment_exit(c) {
 	}
 }
 
+# True when TEXT runs nccl-warmup: its command word, after separators,
+# "exec", a shell keyword or VAR=VALUE assignments, is nccl-warmup or a
+# path ending in /nccl-warmup (not an argument of another command).
+function helper_cmd(text) {
+	return text ~ /(^|[;&|(][ ]*|(do|then|exec|time)[ ]+)([A-Za-z_][A-Za-z0-9_]*=[^ ]*[ ]+)*(\/[^ ]*\/)?nccl-warmup([ ;&)]|$)/
+}
+
+# One logical line of a code block, kind=helper.
+function helper_line(raw, text, prompt, comment) {
+	if (helper_cmd(text)) {
+		start("helper", text)
+		add("H", text)
+		comment_exit(comment)
+		group = prompt ? "output" : "helper"
+		return
+	}
+	# Another command ends the output of the last one.
+	if (prompt) {
+		flush()
+		return
+	}
+	if (group == "output")
+		lines[++n_lines] = "O\t" raw
+}
+
 # One logical line of a code block.
 function block_line(raw,    text, prompt, comment, cmd) {
 	text = raw
@@ -100,6 +144,8 @@ function block_line(raw,    text, prompt, comment, cmd) {
 			group = ""
 		return
 	}
+	if (kind != "" && text ~ /^#/)
+		return
 	if (text ~ /^#!/) {
 		start("batch", text)
 		return
@@ -117,6 +163,18 @@ function block_line(raw,    text, prompt, comment, cmd) {
 		env[++n_env] = text
 		if (group != "")
 			flush()
+		return
+	}
+	if (kind == "helper") {
+		helper_line(raw, text, prompt, comment)
+		return
+	}
+	if (kind == "plugstack") {
+		if (text ~ /^(required|optional)[ \t]+[^ \t]*\/spank_nccl\.so([ \t]|$)/) {
+			start("plugstack", text)
+			add("L", text)
+			flush()
+		}
 		return
 	}
 	cmd = text
@@ -197,6 +255,18 @@ in_block {
 	while (match(rest, /`[^`]+`/)) {
 		span = substr(rest, RSTART + 1, RLENGTH - 2)
 		rest = substr(rest, RSTART + RLENGTH)
+		if (kind == "plugstack")
+			continue
+		if (kind == "helper") {
+			if (span !~ /^(\/[^ ]*\/)?nccl-warmup -/)
+				continue
+			start_line = FNR
+			n_env = 0
+			start("helper", span)
+			add("H", span)
+			flush()
+			continue
+		}
 		if (span !~ /^(srun|sbatch|salloc|#SBATCH) [^ ]/)
 			continue
 		start_line = FNR
