@@ -19,8 +19,11 @@ helper=${SN_HELPER:-}
 if [ -z "$helper" ]; then
 	helper=$(mktemp -d)/nccl-warmup
 	# Headers only: the helper loads libcuda.so.1 and libnccl.so.2.
-	gcc -O2 -std=gnu11 -D_GNU_SOURCE -DWU_VERSION=\"bench\" -I"$src/src/core" -I"$cuda/include" \
-		-o "$helper" "$src"/src/warmup/*.c "$src"/src/core/*.c -lpthread -ldl
+	# The core's rooms and the helper's directories: each on the include
+	# path, every .c compiled (as src/core/Makefile.inc has it).
+	dirs=$(find "$src/src/core" "$src/src/warmup" -type d)
+	gcc -O2 -std=gnu11 -D_GNU_SOURCE -DWU_VERSION=\"bench\" $(printf -- '-I%s ' $dirs) -I"$cuda/include" \
+		-o "$helper" $(find $dirs -maxdepth 1 -name '*.c') -lmunge -lpthread -ldl
 fi
 echo "helper: $helper"
 echo "GPUs: $(nvidia-smi -L 2>/dev/null | wc -l) x $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"

@@ -66,13 +66,14 @@ max_len() {
 
 build_all() {
 	local objs=() f o
-	local cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -I"$src/src/core"
+	local cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE
+		$(find "$src/src/core" -mindepth 1 -type d -printf '-I%p ')
 		-I"$src/fuzz" -I"$src/tests/unit"
 		-fno-omit-frame-pointer -fno-sanitize-recover=all
 		'-DSYSCONFDIR="/etc/slurm"' '-DLIBEXECDIR="/usr/libexec"')
 	mkdir -p "$build/obj" || return 1
 	# The core once, instrumented; each harness links it with libFuzzer.
-	for f in "$src"/src/core/*.c; do
+	for f in "$src"/src/core/*/*.c; do
 		o="$build/obj/$(basename "$f" .c).o"
 		"$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
 			-c "$f" -o "$o" || return 1

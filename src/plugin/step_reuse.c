@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slurmstepd: one warmup per node, GPU set, NCCL and NCCL_* settings per
- * job (src/core/reuse.h has the key and the record).  Design and threat
+ * job (src/core/fleet/reuse.h has the key and the record).  Design and threat
  * model: docs/design.md ("Warmup reuse") and docs/security.md.
  *
  *  - Records live in warmup_reuse_dir (default /run/spank-nccl, tmpfs),

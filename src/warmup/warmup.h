@@ -172,7 +172,7 @@ struct wu_run {
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
 
-/* Monotonic seconds: the core's one clock (src/core/clock.c). */
+/* Monotonic seconds: the core's one clock (src/core/base/clock.c). */
 static inline double wu_now(void)
 {
 	return sn_clock_ms() / 1e3;

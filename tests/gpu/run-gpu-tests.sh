@@ -401,17 +401,18 @@ build_with_gcc() {
 	local s=$work/src b=$work/build
 	local flags=(-std=gnu11 -O2 -D_GNU_SOURCE -Wall -Wextra -Werror
 		-Wno-unused-parameter -Wno-format-truncation -fPIC
-		-I"$s/src/core" -I"$b" '-DSYSCONFDIR="/usr/local/etc"'
+		$(find "$s/src/core" "$s/src/warmup" -mindepth 1 -type d -printf '-I%p ') \
+		-I"$s/src/warmup" -I"$b" '-DSYSCONFDIR="/usr/local/etc"'
 		'-DLIBEXECDIR="/usr/local/libexec"')
 	mkdir -p "$b/src/plugin/.libs" "$b/src/warmup"
 	gcc "${flags[@]}" -I"$sl_root/usr/include" -shared \
 		-o "$b/src/plugin/.libs/spank_nccl.so" \
 		-Wl,--version-script="$s/src/plugin/spank_nccl.map" \
-		"$s"/src/core/*.c "$s"/src/plugin/*.c &&
+		"$s"/src/core/*/*.c "$s"/src/plugin/*.c &&
 	gcc "${flags[@]}" '-DWU_VERSION="gcc-build"' -I"$cuda/include" \
 		-I"$nccl_prefix/include" -I"$sl_root/usr/include" \
 		-o "$b/src/warmup/nccl-warmup" \
-		"$s"/src/core/*.c "$s"/src/warmup/*.c \
+		"$s"/src/core/*/*.c "$s"/src/warmup/*.c "$s"/src/warmup/fabric/*.c \
 		-L"$sl_root/usr/lib/x86_64-linux-gnu" -lmunge -lpthread -ldl
 }
 

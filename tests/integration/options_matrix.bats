@@ -8,7 +8,7 @@
 # --nccl-profile, plus the overrides between levels, a mode typed after
 # a bare --nccl-warmup (refused: srun would run it) and srun --help.  The bare
 # "#SBATCH --nccl-warmup" cell is the issue-11 bug: Slurm hands the inner
-# srun the text "(null)" (src/core/options.c).
+# srun the text "(null)" (src/core/config/options.c).
 #
 # Each table row is one cell:
 #   name | context | option | inner | rc | inner rc | message | tasks see | runs

@@ -221,7 +221,7 @@ S
 		sn_fail "expected job $job's records until the next warmup step"
 	# ... so the next warmup step on the node removes them, even with
 	# processes titled as the job's slurmstepd (any user can set a title:
-	# only root's slurmstepd executable counts, src/core/reuse.c).
+	# only root's slurmstepd executable counts, src/core/fleet/reuse.c).
 	forge_title "$job.0" sn_as_user
 	forge_title "$job.1"
 	run --separate-stderr sn_srun --gres=gpu:1 --nccl-warmup=check true

@@ -257,7 +257,7 @@ static int check_valid_keys(void)
 	msg = err.msg;
 	list = strstr(msg, "KEY one of ");
 	if (!list || strcmp(list + strlen("KEY one of "), want) != 0) {
-		fprintf(stderr, "FAIL: VALID_KEYS in src/core/config.c differs from its key table:\n"
+		fprintf(stderr, "FAIL: VALID_KEYS in src/core/config/config.c differs from its key table:\n"
 			"  message: %s\n  table:   %s\n", msg, want);
 		return -1;
 	}

@@ -38,6 +38,22 @@ grep -qE "^Version: +$version\$" "$src/packaging/rpm/spank-nccl.spec" ||
 grep -q "^spank-nccl ($version-" "$src/debian/changelog" ||
 	bad "debian/changelog's version is not $version-N"
 
+# ---- the licence --------------------------------------------------------
+# LICENSE (what every source's SPDX line names, what the RPMs install as
+# %license) and debian/copyright's licence text (what the .debs install)
+# are one text: the permission paragraphs, compared word by word.
+[ -f "$src/LICENSE" ] || bad "no LICENSE at the root"
+grep -q '^%license LICENSE$' "$src/packaging/rpm/spank-nccl.spec" ||
+	bad "the RPM spec does not install LICENSE as %license"
+lic_words() { sed -n '/^ *Permission is hereby granted/,$p' | tr -s ' \n.' '\n' | grep -v '^$'; }
+[ "$(lic_words <"$src/LICENSE")" = \
+  "$(sed -n '/^License: MIT$/,$p' "$src/debian/copyright" | sed 1d | lic_words)" ] ||
+	bad "LICENSE and debian/copyright's MIT text differ"
+grep -q '^License: MIT$' "$src/debian/copyright" || bad "debian/copyright names no MIT licence"
+for f in $(cd "$src" && git ls-files src 2>/dev/null | grep '\.[ch]$'); do
+	grep -q 'SPDX-License-Identifier: MIT' "$src/$f" || bad "$f: no SPDX-License-Identifier: MIT line"
+done
+
 # ---- the NHC line -----------------------------------------------------
 nhc=$(cd "$src" && grep -n 'check_cmd_status.*nccl' README.md docs/*.md man/*.[1-8] |
 	sed 's/\\-/-/g')

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Every place that lists the plugstack.conf keys with their defaults names
-# exactly the parser's keys (src/core/config.c) and the parser's defaults
+# exactly the parser's keys (src/core/config/config.c) and the parser's defaults
 # (sn_config_defaults, printed by tests/unit/config_keys): README.md's
 # argument table, the admin guide's, docs/design.md's, the
 # PLUGSTACK ARGUMENTS of spank-nccl(8) and plugstack.conf.example.

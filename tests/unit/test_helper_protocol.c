@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The helper protocol (src/core/helper_protocol.c): the exit-code table,
+ * The helper protocol (src/core/protocol/helper_protocol.c): the exit-code table,
  * the documents that quote it (nccl-warmup(1), docs/design.md) and the
  * argument parsers the plugin and nccl-warmup share.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The option values' words (src/core/options.c's table, which srun --help
+ * The option values' words (src/core/config/options.c's table, which srun --help
  * is written from) against the documents that list them: spank-nccl(8)
  * SYNOPSIS and OPTIONS, the user guide and the design's interface table.
  * A word added to the parser and not to the docs, or the reverse, fails

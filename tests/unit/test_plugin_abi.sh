@@ -32,9 +32,9 @@ if echo "$exports" | grep -qE '^slurm_spank_job_(prolog|epilog)$'; then
 	echo "FAIL: the main plugin must not define job_prolog/job_epilog" >&2
 	fail=1
 fi
-# What only nccl-warmup uses (src/core/libcore_helper.la: bus IDs, UUIDs,
+# What only nccl-warmup uses (src/core/libsn_core_helper.la: bus IDs, UUIDs,
 # host lists, fabric addresses and messages) and what only the admin tools
-# use (libcore_report.la: reading records back) must not be carried by the
+# use (libsn_core_report.la: reading records back) must not be carried by the
 # plugin.  (The JSON writer is shared: slurmstepd writes fleet records.
 # sn_port_range_parse is shared too, deliberately: the plugin checks
 # plugstack.conf's fabric_ports= at load, helper_protocol.c.)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Warmup reuse (src/core/reuse.c): the key, the record, the checks. */
+/* Warmup reuse (src/core/fleet/reuse.c): the key, the record, the checks. */
 #include "core_testutil.h"
 
 #include <errno.h>

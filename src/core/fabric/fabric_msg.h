@@ -25,7 +25,7 @@
  * status into another exit code.
  *
  * HELLO, WELCOME and REFUSE never travel as such: each is sealed in a
- * MUNGE credential (src/warmup/fabric_auth.c) and sent as
+ * MUNGE credential (src/warmup/fabric/fabric_auth.c) and sent as
  *
  *   SNFB2 AUTH MUNGE:…:
  *

@@ -123,7 +123,7 @@ const char *sn_transport_policy_name(bool refuse_socket);
 /*
  * plugstack.conf's fabric_ports= and nccl-warmup's --fabric-ports: the
  * ports a fabric warmup's coordinator and NCCL bootstrap root may listen
- * on (src/core/fabric_addr.h picks one per step).  Parsed by the plugin
+ * on (src/core/fabric/fabric_addr.h picks one per step).  Parsed by the plugin
  * at load, so a bad range is an admin error, never a failed step.
  */
 #define SN_FABRIC_PORT_LO_DEFAULT 29400

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What NCCL's own log (NCCL_DEBUG=INFO, written to NCCL_DEBUG_FILE)
- * says about a communicator; helper-only (libcore_helper).
+ * says about a communicator; helper-only (libsn_core_helper).
  */
 #ifndef SN_NCCL_LOG_H
 #define SN_NCCL_LOG_H

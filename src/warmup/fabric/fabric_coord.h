@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Coordination of a fabric warmup across the nodes of a step, beside
- * NCCL's own bootstrap (messages: src/core/fabric_msg.h).  The helper on
+ * NCCL's own bootstrap (messages: src/core/fabric/fabric_msg.h).  The helper on
  * node index 0 (the root) listens on the first free port of the step's
- * candidates (src/core/fabric_addr.h); every other node's helper finds it
+ * candidates (src/core/fabric/fabric_addr.h); every other node's helper finds it
  * there, says who it is and how its node-local checks went (a HELLO
  * sealed with MUNGE, fabric_auth.h), and gets either GO (its NCCL rank
  * base, the rank count and NCCL's unique id) or ABORT naming the node at
