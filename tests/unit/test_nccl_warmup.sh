@@ -224,25 +224,28 @@ expect_rc 8; expect_shape
 expect_err "timed out after 1 s, blocked in cuInit"
 [ "$elapsed_ms" -lt 15000 ] || fail "took ${elapsed_ms} ms for --timeout 1 (a hang that the deadline did not end)"
 
-# 3 s, not 1: under ASan on a loaded 2-core machine init alone can take
-# a second (CI: "blocked in ncclGroupEnd (communicator init)").  The
-# hang never ends by itself: the bound proves the deadline ended it.
-run allreduce-hang FAKE_NCCL_HANG=allreduce -- --json --timeout 3
+# 6 s, not 1: under ASan on a loaded 2-core machine the fake's
+# communicator init alone took 2.9 s (CI: "blocked in ncclGroupEnd
+# (communicator init)"), and the hang must be reached first.  The hang
+# never ends by itself: the bound proves the deadline ended it.
+run allreduce-hang FAKE_NCCL_HANG=allreduce -- --json --timeout 6
 expect_rc 8
-expect_err "allreduce did not finish within the 3 s deadline"
-[ "$elapsed_ms" -lt 15000 ] || fail "took ${elapsed_ms} ms for --timeout 3"
+expect_err "allreduce did not finish within the 6 s deadline"
+[ "$elapsed_ms" -lt 20000 ] || fail "took ${elapsed_ms} ms for --timeout 6"
 
-run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 3 --teardown clean
+run teardown-hang FAKE_NCCL_HANG=teardown -- --json --timeout 6 --teardown clean
 expect_rc 8
-expect_err "ncclCommFinalize did not finish within the 3 s deadline"
+expect_err "ncclCommFinalize did not finish within the 6 s deadline"
 
-# --teardown exit never finalizes: the same fault cannot bite.
-run teardown-exit FAKE_NCCL_HANG=teardown -- --json --timeout 3 --teardown exit
+# --teardown exit never finalizes: the same fault cannot bite.  Cases
+# that must pass get a deadline a loaded machine cannot reach (30 s): a
+# finalize that hung would still end in it, and fail the case.
+run teardown-exit FAKE_NCCL_HANG=teardown -- --json --timeout 30 --teardown exit
 expect_rc 0; ok_json
 expect_json '"teardown":null'
 
 # The default is the plugin's (warmup_teardown=exit): helper_protocol.h.
-run teardown-default FAKE_NCCL_HANG=teardown -- --json --timeout 3
+run teardown-default FAKE_NCCL_HANG=teardown -- --json --timeout 30
 expect_rc 0; ok_json
 expect_json '"teardown":null'
 
@@ -250,7 +253,7 @@ run teardown-bad -- --teardown fast
 expect_rc 1
 expect_err "invalid --teardown 'fast': give clean or exit"
 
-run slow-init FAKE_NCCL_INIT_DELAY_MS=600 -- --json --timeout 3
+run slow-init FAKE_NCCL_INIT_DELAY_MS=600 -- --json --timeout 30
 expect_rc 0; ok_json
 ms=$(printf '%s' "$out" | sed -n 's/.*"comm_init":\([0-9]*\).*/\1/p')
 if [ -z "$ms" ] || [ "$ms" -lt 600 ]; then
