@@ -6,7 +6,7 @@
 # cgroup.conf and, for SlurmdParameters=contain_spank, the job container.
 
 # The slurm.conf lines every test cluster shares (this harness and
-# tests/gpu/run-gpu-tests.sh): ports, munge, paths under DIR, plugins.
+# tests/gpu/lib/cluster.sh): ports, munge, paths under DIR, plugins.
 # SlurmUser is the user running the daemons (SN_SLURM_USER, default: us).
 sn_slurm_conf_common() {
 	local d=$1

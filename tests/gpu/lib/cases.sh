@@ -1,0 +1,262 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# The GPU tests' phase 4, sourced by tests/gpu/run-gpu-tests.sh: the checks
+# on the one-node cluster, each a t_* function counted by run_test
+# (lib/srun.sh has what they are made of).
+
+t_no_warmup() {
+	local mark
+	mark=$(log_mark)
+	run_srun 30 "$(gres)" true
+	want "srun exits 0" srun_ok
+	want "no warmup without --nccl-warmup" \
+		lacks "nccl-warmup" <(log_since "$mark")
+}
+
+t_ddp_profiles() {
+	local mark shm_before
+	mark=$(log_mark)
+	shm_before=$(ls /dev/shm 2>/dev/null | sort)
+	PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 \
+	SN_GPU_BASELINE=$gpu_baseline \
+		run_srun 180 "$(gres)" --nccl-warmup \
+		--nccl-profile=nccl-cumem-off,expandable-segments \
+		python3 "$src/tests/gpu/ddp_check.py" --gpus "$gpu_count" \
+		--user-key max_split_size_mb:256
+	want "srun exits 0 (ddp_check.py: GPUs idle, profile env, all_reduce)" srun_ok
+	want "ddp_check.py reports ok" out_has "ddp_check: ok: $gpu_count ranks"
+	# warmup_teardown=exit (the default) must leave nothing behind either.
+	want "nothing new left in /dev/shm" \
+		test "$(ls /dev/shm 2>/dev/null | sort)" = "$shm_before"
+	want "one passed comm warmup over $gpu_count GPUs in the log" \
+		warmup_records "$mark" --count 1 --status passed --mode comm \
+		--gpus "$gpu_count" --busids "$gpu_busids" --uid 0
+}
+
+t_one_warmup_per_node() {
+	local mark
+	mark=$(log_mark)
+	run_srun 60 -n "$gpu_count" "$(gres)" --nccl-warmup \
+		printenv SLURM_PROCID
+	want "srun exits 0" srun_ok
+	want "$gpu_count tasks ran" \
+		test "$(sort -u "$srun_out" | grep -c '^[0-9]')" -eq "$gpu_count"
+	want "exactly one warmup for the $gpu_count-task step" \
+		warmup_records "$mark" --count 1 --status passed
+}
+
+# Summary line of a verbose warmup: "spank-nccl: warmup ok on NODE: 4 GPUs
+# [busids], NCCL x.y.z, MODE mode, ..." on srun's stderr.  NODE is the
+# Slurm node name or, where the plugin cannot learn it in user_init, the
+# host name (they differ here: slurmd -N n1).
+check_summary() {
+	local mode=$1 id
+	want "verbose summary says ok on n1 or $(hostname)" \
+		err_has "spank-nccl: warmup ok on (n1|$(hostname)):"
+	want "summary names $gpu_count GPUs" err_has "[^0-9]$gpu_count GPUs? \\["
+	for id in ${gpu_busids//,/ }; do
+		want "summary names bus ID $id" err_has_i "$id"
+	done
+	if [ -n "$nccl_lib_version" ]; then
+		want "summary names NCCL $nccl_lib_version" err_has "NCCL $nccl_lib_version"
+	else
+		want "summary names an NCCL version" err_has "NCCL [0-9]+\\.[0-9]+\\.[0-9]+"
+	fi
+	want "summary says $mode mode" err_has "$mode mode"
+}
+
+t_mode() {
+	local mode=$1 mark
+	mark=$(log_mark)
+	SN_GPU_BASELINE=$gpu_baseline run_srun 60 "$(gres)" \
+		--nccl-warmup="$mode,verbose" \
+		python3 "$src/tests/gpu/gpu_state.py" check-idle
+	want "srun exits 0 (task found the GPUs idle)" srun_ok
+	check_summary "$mode"
+	want "one passed $mode warmup in the log" \
+		warmup_records "$mark" --count 1 --status passed --mode "$mode" \
+		--gpus "$gpu_count"
+	[ "$mode" = bandwidth ] &&
+		want "summary gives busbw" err_has "busbw [0-9.]+ GB/s"
+}
+t_mode_check() { t_mode check; }
+t_mode_comm() { t_mode comm; }
+t_mode_bandwidth() { t_mode bandwidth; }
+
+t_busbw_floor_met() {
+	plugstack warmup_min_busbw=10
+	run_srun 60 "$(gres)" --nccl-warmup=bandwidth,verbose echo TASK-RAN
+	want "srun exits 0 at a 10 GB/s floor" srun_ok
+	want "the task ran" out_has TASK-RAN
+	sn_plugstack_reset
+}
+
+t_busbw_floor_missed() {
+	plugstack warmup_min_busbw=100000
+	run_srun 60 "$(gres)" --nccl-warmup=bandwidth echo TASK-RAN
+	want "srun fails at a 100000 GB/s floor" srun_failed
+	want "the task did not run" lacks TASK-RAN "$srun_out"
+	want "stderr has spank-nccl: ... bandwidth" err_has "spank-nccl:.*bandwidth"
+	want "stderr names the floor" err_has "100000"
+	sn_plugstack_reset
+}
+
+# fault NAME EXPECT_RE LIMIT_S: a fault from tests/gpu/interpose.c.
+fault() {
+	local name=$1 expect=$2 limit=$3 mark
+	mark=$(log_mark)
+	rm -f "$SN_CLUSTER_DIR/tmp/fault.log"
+	run_srun 60 "$(gres)" --nccl-warmup=comm \
+		--export="ALL,LD_PRELOAD=$SN_CLUSTER_DIR/lib/interpose.so,SN_FAULT=$name,SN_FAULT_LOG=$SN_CLUSTER_DIR/tmp/fault.log" \
+		echo TASK-RAN
+	want "srun fails" srun_failed
+	want "the task did not run" lacks TASK-RAN "$srun_out"
+	want "stderr has spank-nccl: and /$expect/" err_has "spank-nccl:.*($expect)"
+	want "srun ended within $limit s (took $srun_s s)" within "$limit"
+	want "the log records a failed warmup" \
+		warmup_records "$mark" --count 1 --status failed
+	want "the fault was injected (not a real failure)" \
+		grep -q "injecting fault $name" "$SN_CLUSTER_DIR/tmp/fault.log"
+	want "no nccl-warmup process left" no_helper_left
+	want "GPUs idle again" gpus_idle_now
+}
+
+t_fault_dup_busid() {
+	if [ "$gpu_count" -lt 2 ]; then
+		t_problems+=("needs 2 GPUs, the node has $gpu_count")
+		return
+	fi
+	fault dup_busid "duplicate PCI bus ID" 20
+}
+
+timeout_re="timed out|did not finish"
+t_fault_init_hang() {
+	plugstack warmup_timeout=5
+	fault init_hang "$timeout_re" 7.5
+	sn_plugstack_reset
+}
+t_fault_async_hang() {
+	plugstack warmup_timeout=5
+	fault async_hang "$timeout_re" 7.5
+	sn_plugstack_reset
+}
+t_fault_wedged() {
+	plugstack warmup_timeout=5
+	fault wedged "did not finish within 5 s and was killed" 7.5
+	sn_plugstack_reset
+}
+
+# The NCCL of PyTorch's nvidia-nccl-cu* wheel in the venv, and its version.
+venv_nccl=
+venv_nccl_version=
+find_venv_nccl() {
+	venv_nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+	venv_nccl_version=$(python3 -c 'import torch; print(".".join(map(str, torch.cuda.nccl.version())))' 2>/dev/null)
+	[ -f "$venv_nccl/libnccl.so.2" ]
+}
+
+t_driver_only() {
+	want "nccl-warmup links no CUDA or NCCL library" \
+		sh -c "! ldd '$(sn_helper_path)' | grep -E 'libcuda|libnccl'"
+	want "no libcudart in the loader path" \
+		sh -c "! ldconfig -p | grep -q libcudart"
+	run_srun 60 "$(gres)" --nccl-warmup=comm,verbose echo TASK-RAN
+	want "srun exits 0" srun_ok
+	want "the task ran" out_has TASK-RAN
+	want "summary names the driver" err_has "driver [^,]*[0-9]+\\.[0-9]+"
+	if [ -n "$sys_nccl" ]; then
+		want "summary names the system NCCL $nccl_lib_version at $sys_nccl" \
+			err_has_f "NCCL ${nccl_lib_version:-} from $sys_nccl (system)"
+	fi
+	want "summary gives the NCCL memory per GPU" err_has "NCCL memory [0-9/]+ MiB"
+	say "  $(grep -o 'driver [^,]*, NCCL [^,]*, comm mode, NCCL memory [^,]*' "$srun_err")"
+}
+
+t_venv_nccl() {
+	if ! find_venv_nccl; then
+		t_problems+=("no nvidia-nccl wheel in python3's environment")
+		return
+	fi
+	run_srun 60 "$(gres)" --nccl-warmup="comm,verbose,nccl=$venv_nccl" echo TASK-RAN
+	want "srun exits 0 (nccl=venv)" srun_ok
+	want "summary names the venv's NCCL $venv_nccl_version at $venv_nccl (user)" \
+		err_has_f "NCCL $venv_nccl_version from $venv_nccl/libnccl.so.2 (user)"
+	say "  $(grep -o 'NCCL [0-9.]* from [^,]*, comm mode, NCCL memory [^,]*' "$srun_err")"
+	run_srun 60 "$(gres)" --export="ALL,LD_PRELOAD=$venv_nccl/libnccl.so.2" \
+		--nccl-warmup=comm,verbose echo TASK-RAN
+	want "srun exits 0 (LD_PRELOAD)" srun_ok
+	want "the preloaded venv NCCL is warmed (preload)" \
+		err_has_f "NCCL $venv_nccl_version from $venv_nccl/libnccl.so.2 (preload)"
+	run_srun 60 "$(gres)" --export="ALL,LD_LIBRARY_PATH=$venv_nccl" \
+		--nccl-warmup=comm,verbose echo TASK-RAN
+	want "srun exits 0 (LD_LIBRARY_PATH)" srun_ok
+	want "the venv NCCL in LD_LIBRARY_PATH is warmed (ld_library_path)" \
+		err_has_f "NCCL $venv_nccl_version from $venv_nccl/libnccl.so.2 (ld_library_path)"
+	run_srun 60 "$(gres)" --export="ALL,NCCL_CUMEM_ENABLE=0" \
+		--nccl-warmup="comm,verbose,nccl=$venv_nccl" echo TASK-RAN
+	want "srun exits 0 (NCCL_CUMEM_ENABLE=0)" srun_ok
+	say "  NCCL_CUMEM_ENABLE=0: $(grep -o 'NCCL memory [^,]*' "$srun_err")"
+}
+
+t_algo_tree() {
+	local mark nccl_word=
+	find_venv_nccl && nccl_word=",nccl=$venv_nccl"
+	mark=$(log_mark)
+	run_srun 60 "$(gres)" --export="ALL,NCCL_ALGO=Tree" \
+		--nccl-warmup="comm$nccl_word" echo TASK-RAN
+	want "srun fails" srun_failed
+	want "the task did not run" lacks TASK-RAN "$srun_out"
+	want "the failure names broadcast" err_has "NCCL broadcast failed"
+	want "the failure names NCCL_ALGO=Tree" err_has "NCCL_ALGO=Tree"
+	want "the failure points at the rule/profile" err_has "ppo-tree"
+	want "the log records failed_op broadcast" \
+		grep -q '"failed_op":"broadcast"' <(log_since "$mark")
+	say "  $(grep -o 'NCCL broadcast failed[^;]*' "$srun_err" | head -n 1)"
+}
+
+t_unprivileged() {
+	local mark uid gid extra
+	uid=$(id -u "$SN_USER")
+	gid=$(id -g "$SN_USER")
+	extra=$(getent group "$SN_USER_GROUP2" | cut -d: -f3)
+	mark=$(log_mark)
+	echo "+ (as $SN_USER) srun $(gres) --nccl-warmup=comm id"
+	(cd "$SN_CLUSTER_DIR/tmp" &&
+	 timeout -k 5 60 runuser -u "$SN_USER" -- env PATH="$PATH" \
+		SLURM_CONF="$SLURM_CONF" NCCL_NVLS_ENABLE=0 \
+		TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \
+		${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="$LD_LIBRARY_PATH"} \
+		srun --immediate=30 -N1 "$(gres)" --nccl-warmup=comm id \
+		>"$work/srun.out" 2>"$work/srun.err")
+	srun_rc=$?
+	srun_out=$work/srun.out
+	srun_err=$work/srun.err
+	sed 's/^/  out| /' "$srun_out"
+	sed 's/^/  err| /' "$srun_err"
+	want "srun as $SN_USER exits 0" srun_ok
+	want "the task ran as $SN_USER" out_has "uid=$uid\\("
+	want "the helper ran as uid $uid, gid $gid, with group $extra" \
+		warmup_records "$mark" --count 1 --status passed --uid "$uid" \
+		--gid "$gid" --group "$extra"
+}
+
+run_checks() {
+	phase "checks ($gpu_count GPUs)"
+	run_test no-warmup-without-option t_no_warmup 40
+	run_test driver-only-system-nccl t_driver_only 70
+	run_test venv-nccl-named t_venv_nccl 200
+	run_test nccl-algo-tree-refused t_algo_tree 70
+	run_test ddp-profiles-merge t_ddp_profiles 190
+	run_test one-warmup-per-node t_one_warmup_per_node 70
+	run_test mode-check t_mode_check 70
+	run_test mode-comm t_mode_comm 70
+	run_test mode-bandwidth t_mode_bandwidth 70
+	run_test busbw-floor-met t_busbw_floor_met 70
+	run_test busbw-floor-missed t_busbw_floor_missed 70
+	run_test fault-duplicate-busid t_fault_dup_busid 70
+	run_test fault-init-hang t_fault_init_hang 70
+	run_test fault-async-hang t_fault_async_hang 70
+	run_test fault-wedged t_fault_wedged 70
+	run_test unprivileged-user t_unprivileged 70
+}
