@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The real SPANK side of spank_wrap.h. */
+/* The real side of spank_wrap.h: SPANK calls, the process's ids. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +102,27 @@ int sn_launcher_optind(void)
 int sn_launcher_cmdline(struct sn_cmdline *cl)
 {
 	return sn_cmdline_read("/proc/self/cmdline", cl);
+}
+
+int sn_proc_ids(struct sn_proc_ids *ids)
+{
+	uid_t suid;
+	gid_t sgid;
+
+	if (getresuid(&ids->ruid, &ids->euid, &suid) < 0 ||
+	    getresgid(&ids->rgid, &ids->egid, &sgid) < 0)
+		return -1;
+	return 0;
+}
+
+int sn_proc_set_euid(uid_t euid)
+{
+	return seteuid(euid);
+}
+
+int sn_proc_set_egid(gid_t egid)
+{
+	return setegid(egid);
 }
 
 #define SN_LOG_BODY(fn)                                         \

@@ -56,6 +56,21 @@ int sn_launcher_optind(void);
 int sn_launcher_cmdline(struct sn_cmdline *cl);
 
 /*
+ * The process's ids, changed by privilege.c alone: getresuid/getresgid,
+ * seteuid, setegid here (spank_wrap.c); a scripted process in the unit
+ * tests (mock_spank.c), so the privileged section is tested without root.
+ * 0, or -1 with errno.
+ */
+struct sn_proc_ids {
+	uid_t ruid, euid;
+	gid_t rgid, egid;
+};
+
+int sn_proc_ids(struct sn_proc_ids *ids);
+int sn_proc_set_euid(uid_t euid);
+int sn_proc_set_egid(gid_t egid);
+
+/*
  * Logging, always prefixed "spank-nccl: ".  sn_log_user reaches the user's
  * terminal from srun/sbatch and from slurmstepd (user_init onwards);
  * sn_log_error does too, marked as an error; sn_log_info only reaches the

@@ -2,22 +2,23 @@
 /*
  * slurmstepd, user_init, after the warmup: the fleet record (record.h) to
  * the admin's sinks (record_file=, record_syslog=, prom_dir=).  Written
- * here, by slurmstepd, never by the helper (which runs as the user).  A
- * sink that fails (missing directory, full disk, read-only file system)
- * is logged to slurmd's log and never fails the step.
+ * here, by slurmstepd, never by the helper (which runs as the user),
+ * through sinks.c (shared with the Prolog's nccl-warmup-record) inside
+ * the privileged section (privilege.h).  A sink that fails (missing
+ * directory, full disk, read-only file system) is logged to slurmd's log
+ * and never fails the step.
  */
-#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "helper_exec.h"
 #include "plugin.h"
-#include "prom.h"
+#include "privilege.h"
 #include "record.h"
+#include "sinks.h"
 #include "spank_wrap.h"
 #include "strutil.h"
 
@@ -43,71 +44,26 @@ static void user_name(uid_t uid, char *buf, size_t len)
 		sn_strlcpy(buf, found->pw_name, len);
 }
 
-/*
- * In user_init slurmstepd runs with euid/egid = the job user's and real
- * uid 0 (seteuid only; see docs/design.md), so the admin's root-owned
- * sinks need root back for the write, and the user's identity again
- * right after.  Returns true when it switched.
- */
-static bool become_root(uid_t *euid, gid_t *egid)
-{
-	*euid = geteuid();
-	*egid = getegid();
-	if (*euid == 0 || getuid() != 0)
-		return false;
-	if (seteuid(0) < 0)
-		return false;
-	if (setegid(0) < 0) {
-		if (seteuid(*euid) < 0)
-			sn_log_error("cannot return to uid %u after writing the warmup record",
-				     (unsigned int)*euid);
-		return false;
-	}
-	return true;
-}
-
-static int back_to_user(uid_t euid, gid_t egid)
-{
-	if (setegid(egid) < 0 || seteuid(euid) < 0) {
-		sn_log_error("cannot return to uid %u gid %u after writing the warmup record",
-			     (unsigned int)euid, (unsigned int)egid);
-		return -1;
-	}
-	return 0;
-}
-
 static void write_sinks(const struct sn_config *cfg, const struct sn_record *r)
 {
-	char *line = malloc(SN_RECORD_MAX_BYTES);
-	struct sn_error err;
-	size_t len;
+	const struct sn_sinks sinks = {
+		.record_file = cfg->record_file,
+		.syslog = cfg->record_syslog,
+		.prom_dir = cfg->prom_dir,
+	};
+	struct sn_sinks_report rep;
 
-	if (!line) {
-		sn_log_info("warmup record: out of memory, not written");
+	if (!sn_sinks_write(&sinks, r, &rep))
 		return;
-	}
-	len = sn_record_format(r, line, SN_RECORD_MAX_BYTES);
-	if (!len) {
-		sn_log_info("warmup record larger than %d bytes, not written",
-			    SN_RECORD_MAX_BYTES);
-	} else {
-		if (cfg->record_file[0] &&
-		    sn_record_append(cfg->record_file, r->node, line, len,
-				     &err) < 0)
-			sn_log_info("warmup record not written: %s (record_file= in plugstack.conf); the step runs",
-				    err.msg);
-		if (cfg->record_syslog)
-			sn_record_syslog(line, len);
-	}
-	free(line);
-	/*
-	 * A reused pass ran nothing on the GPUs: the metrics keep describing
-	 * the last real warmup (the record line still says it was reused).
-	 */
-	if (cfg->prom_dir[0] && !r->reused &&
-	    sn_prom_update(cfg->prom_dir, r, &err) < 0)
+	if (rep.file.msg[0])
+		sn_log_info("warmup record not written: %s (record_file= in plugstack.conf); the step runs",
+			    rep.file.msg);
+	if (rep.syslog.msg[0])
+		sn_log_info("warmup record not sent to syslog: %s (record_syslog= in plugstack.conf); the step runs",
+			    rep.syslog.msg);
+	if (rep.prom.msg[0])
 		sn_log_info("warmup metrics not written: %s (prom_dir= in plugstack.conf); the step runs",
-			    err.msg);
+			    rep.prom.msg);
 }
 
 int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
@@ -116,9 +72,7 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	const struct sn_config *cfg = &p->cfg;
 	struct sn_record *r;
 	struct timespec now;
-	uid_t euid;
-	gid_t egid;
-	bool switched;
+	struct sn_priv priv = SN_PRIV_INIT;
 	int rc = 0;
 
 	if (!cfg->record_file[0] && !cfg->record_syslog && !cfg->prom_dir[0])
@@ -149,9 +103,10 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 		snprintf(r->message, sizeof(r->message), "%s", f->message);
 	r->result = f->result;
 
-	switched = become_root(&euid, &egid);
-	write_sinks(cfg, r);
-	if (switched && back_to_user(euid, egid) < 0)
+	/* The admin's sinks are root's: written as root (privilege.h). */
+	if (sn_priv_enter(&priv, "the warmup record") == 0)
+		write_sinks(cfg, r);
+	if (sn_priv_leave(&priv) < 0)
 		rc = -1;
 	free(r);
 	return rc;

@@ -8,7 +8,8 @@
  *    root:root 0700, one root-only directory job-<JOBID> per job.  Only
  *    root writes them: user_init runs with the real uid 0 and the job
  *    user's euid (Slurm's _drop_privileges() in slurmstepd/mgr.c), so the
- *    I/O below briefly takes euid 0 back and returns to the user's.
+ *    I/O below runs in the privileged section (privilege.h): root for
+ *    those calls, the user's ids again right after.
  *  - A record is used only if the directory chain and the file are owned
  *    by root with no group/other access, the file has one link, and its
  *    job, uid and whole key match (a hash only names the file).
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "plugin.h"
+#include "privilege.h"
 #include "reuse.h"
 #include "spank_wrap.h"
 
@@ -50,30 +52,6 @@ static const char *step_name(uint32_t step_id, char *buf, size_t len)
 	return buf;
 }
 
-/* euid 0 for the record I/O; *SAVED is what to return to. */
-static int become_root(uid_t *saved)
-{
-	*saved = geteuid();
-	if (*saved == 0)
-		return 0;
-	if (seteuid(0) < 0) {
-		sn_log_info("warmup reuse: cannot take euid 0 back (%s): reuse off for this step",
-			    strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* Back to the job user's euid; failing that, the step must not run. */
-static int back_to_user(uid_t saved)
-{
-	if (saved == 0 || seteuid(saved) == 0)
-		return 0;
-	sn_log_error("warmup reuse: cannot return to euid %lu (%s)",
-		     (unsigned long)saved, strerror(errno));
-	return -1;
-}
-
 /* Opens (creating if asked) a root-only directory NAME under AT. */
 static int open_dir(int at, const char *name, bool create,
 		    struct sn_error *why)
@@ -84,7 +62,7 @@ static int open_dir(int at, const char *name, bool create,
 	if (create && mkdirat(at, name, 0700) == 0) {
 		fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 				      O_CLOEXEC);
-		/* mkdir took the job user's egid and the umask: fix both. */
+		/* mkdir took the umask (and a setgid parent's group). */
 		if (fd >= 0 && (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)) {
 			sn_error_set(why, "%s: %s", name, strerror(errno));
 			close(fd);
@@ -236,16 +214,20 @@ static int read_record(int dirfd, const char *name, char *buf, size_t len,
 	return sn_reuse_record_parse(buf, got, have, why);
 }
 
-/* What lookup and store share: the key, euid 0 and the open directories. */
+/* What lookup and store share: the key, root and the open directories. */
 struct session {
 	struct sn_reuse_key key;
-	uid_t saved;
+	struct sn_priv priv;
 	int base, job;
 	char dir[32];
 	struct sn_error why;
 };
 
-/* 0 with S ready (euid 0, base open, job open if it exists or CREATE). */
+/*
+ * 0 with S ready (root, base open, job open if it exists or CREATE; not
+ * root and neither open if the section could not be entered); then
+ * session_close().  -1 when there is no key: nothing entered or open.
+ */
 static int session_open(struct sn_plugin *p, spank_t sp,
 			const struct sn_job_ids *ids, const char *node,
 			const char *visible, bool create, struct session *s)
@@ -254,10 +236,8 @@ static int session_open(struct sn_plugin *p, spank_t sp,
 	s->base = s->job = -1;
 	if (build_key(p, sp, ids, node, visible, &s->key) < 0)
 		return -1;
-	if (become_root(&s->saved) < 0) {
-		sn_reuse_key_free(&s->key);
-		return -1;
-	}
+	if (sn_priv_enter(&s->priv, "warmup reuse") < 0)
+		return 0;	/* logged; the step warms up */
 	sn_reuse_job_dir_name(s->dir, sizeof(s->dir), ids->job_id);
 	s->base = open_dir(AT_FDCWD, p->cfg.warmup_reuse_dir, true, &s->why);
 	if (s->base < 0) {
@@ -269,7 +249,7 @@ static int session_open(struct sn_plugin *p, spank_t sp,
 	return 0;
 }
 
-/* Closes everything and returns to the user's euid (-1 if that fails). */
+/* Closes everything and leaves the section (-1 if that fails). */
 static int session_close(struct session *s)
 {
 	if (s->job >= 0)
@@ -277,7 +257,7 @@ static int session_close(struct session *s)
 	if (s->base >= 0)
 		close(s->base);
 	sn_reuse_key_free(&s->key);
-	return back_to_user(s->saved);
+	return sn_priv_leave(&s->priv);
 }
 
 int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
@@ -396,9 +376,9 @@ int sn_step_reuse_store(struct sn_plugin *p, spank_t sp,
 
 void sn_step_reuse_job_end(struct sn_plugin *p, spank_t sp)
 {
+	struct sn_priv priv = SN_PRIV_INIT;
 	struct sn_job_ids ids;
 	char dir[32];
-	uid_t saved;
 	int base;
 
 	if (!p->config_ok || !p->cfg.warmup_reuse ||
@@ -406,15 +386,18 @@ void sn_step_reuse_job_end(struct sn_plugin *p, spank_t sp)
 	    (ids.step_id != SLURM_BATCH_SCRIPT &&
 	     ids.step_id != SLURM_EXTERN_CONT))
 		return;
-	if (become_root(&saved) < 0)
-		return;
-	/* Not created here: a job that never warmed up costs one openat(). */
-	base = open(p->cfg.warmup_reuse_dir,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (base >= 0) {
-		sn_reuse_job_dir_name(dir, sizeof(dir), ids.job_id);
-		remove_job_dir(base, dir);
-		close(base);
+	/* Root already (the job's end): the section changes nothing. */
+	if (sn_priv_enter(&priv, "warmup reuse") == 0) {
+		/* Not created here: a job that never warmed up costs one
+		 * openat(). */
+		base = open(p->cfg.warmup_reuse_dir,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (base >= 0) {
+			sn_reuse_job_dir_name(dir, sizeof(dir), ids.job_id);
+			remove_job_dir(base, dir);
+			close(base);
+		}
 	}
-	back_to_user(saved);
+	/* A failure is logged there; nothing of the job's runs after exit. */
+	sn_priv_leave(&priv);
 }

@@ -3,8 +3,8 @@
  * nccl-warmup-record: the Prolog path's record writer.  nccl-warmup-prolog
  * (root) runs nccl-warmup with --json, then this program with what it
  * saw (exit status, elapsed time) and the helper's JSON on stdin; it
- * writes the same record and metrics as spank_nccl.so does in slurmstepd
- * (record.c, prom.c).  The helper's JSON is untrusted input: parsed by
+ * writes the same record and metrics as spank_nccl.so does in slurmstepd,
+ * through the same sink writer (sinks.c).  The helper's JSON is untrusted input: parsed by
  * sn_warmup_result_parse; unparsable output is recorded as "no result".
  * Exits 1 when a sink fails (said on stderr, which the Prolog logs); the
  * Prolog never fails for it, so a record can never drain a node.
@@ -17,14 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "prom.h"
 #include "record.h"
+#include "sinks.h"
 #include "strutil.h"
 
 struct args {
 	struct sn_record r;
-	const char *record_file, *prom_dir;
-	bool syslog;
+	struct sn_sinks sinks;
 };
 
 static void usage(void)
@@ -97,9 +96,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'm': snprintf(a->r.mode, sizeof(a->r.mode), "%s", optarg); break;
 		case 'g': snprintf(a->r.gpus_requested, sizeof(a->r.gpus_requested), "%s", optarg); break;
 		case 'M': snprintf(a->r.message, sizeof(a->r.message), "%s", optarg); break;
-		case 'f': a->record_file = optarg; break;
-		case 'p': a->prom_dir = optarg; break;
-		case 's': a->syslog = true; break;
+		case 'f': a->sinks.record_file = optarg; break;
+		case 'p': a->sinks.prom_dir = optarg; break;
+		case 's': a->sinks.syslog = true; break;
 		case 'j':
 		case 'u':
 		case 'x':
@@ -129,8 +128,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		usage();
 		return -1;
 	}
-	if ((a->record_file && a->record_file[0] != '/') ||
-	    (a->prom_dir && a->prom_dir[0] != '/')) {
+	if ((a->sinks.record_file && a->sinks.record_file[0] != '/') ||
+	    (a->sinks.prom_dir && a->sinks.prom_dir[0] != '/')) {
 		fprintf(stderr, "spank-nccl: nccl-warmup-record: --record-file and --prom-dir take absolute paths\n");
 		return -1;
 	}
@@ -141,7 +140,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 struct buffers {
 	char text[SN_RESULT_MAX_BYTES + 1];	/* the helper's JSON */
 	struct sn_warmup_result res;
-	char line[SN_RECORD_MAX_BYTES];		/* the record */
+	struct sn_sinks_report rep;
 };
 
 int main(int argc, char **argv)
@@ -151,7 +150,7 @@ int main(int argc, char **argv)
 	struct buffers *b;
 	struct sn_error err;
 	struct timespec now;
-	size_t n, len;
+	size_t n;
 	int rc = 0;
 
 	if (parse_args(argc, argv, &a) < 0)
@@ -171,24 +170,16 @@ int main(int argc, char **argv)
 			 b->res.message);
 	clock_gettime(CLOCK_REALTIME, &now);
 	a.r.time = (double)now.tv_sec + now.tv_nsec / 1e9;
-	len = sn_record_format(&a.r, b->line, sizeof(b->line));
-	if (!len) {
-		fprintf(stderr, "spank-nccl: nccl-warmup-record: record larger than %d bytes, not written\n",
-			SN_RECORD_MAX_BYTES);
-		free(b);
-		return 0;
-	}
-	if (a.record_file &&
-	    sn_record_append(a.record_file, a.r.node, b->line, len, &err) < 0) {
-		fprintf(stderr, "spank-nccl: nccl-warmup-record: record not written: %s (RECORD_FILE=)\n",
-			err.msg);
-		rc = 1;
-	}
-	if (a.syslog)
-		sn_record_syslog(b->line, len);
-	if (a.prom_dir && sn_prom_update(a.prom_dir, &a.r, &err) < 0) {
-		fprintf(stderr, "spank-nccl: nccl-warmup-record: metrics not written: %s (PROM_DIR=)\n",
-			err.msg);
+	if (sn_sinks_write(&a.sinks, &a.r, &b->rep)) {
+		if (b->rep.file.msg[0])
+			fprintf(stderr, "spank-nccl: nccl-warmup-record: record not written: %s (RECORD_FILE=)\n",
+				b->rep.file.msg);
+		if (b->rep.syslog.msg[0])
+			fprintf(stderr, "spank-nccl: nccl-warmup-record: record not sent to syslog: %s (--syslog)\n",
+				b->rep.syslog.msg);
+		if (b->rep.prom.msg[0])
+			fprintf(stderr, "spank-nccl: nccl-warmup-record: metrics not written: %s (PROM_DIR=)\n",
+				b->rep.prom.msg);
 		rc = 1;
 	}
 	free(b);

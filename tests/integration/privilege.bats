@@ -212,3 +212,29 @@ EOF
 	     f && /execve\(/ { e = NR; exit } END { exit !(d && e && d < e) }' \
 		"$src/helper_child.c" || sn_fail "execve before the privilege drop"
 }
+
+@test "privilege: source audit: ids change only in the privileged section and the helper's child" {
+	local src="$SN_SRC_DIR/src/plugin" f hits calls
+	[ -d "$src" ] || sn_fail "no sources at $src"
+	# Calls, not comments or message text.
+	for f in "$src"/*.c; do
+		sed 's/"\([^"\\]\|\\.\)*"/""/g' "$f" |
+			grep -nE '\b(set(e|re|res|fs)?[ug]id|setgroups)[[:space:]]*\(' |
+			grep -vE '^[0-9]+:\s*(/\*|\*)' | sed "s|^|${f##*/}:|"
+	done >"$BATS_TEST_TMPDIR/ids"
+	hits=$(cat "$BATS_TEST_TMPDIR/ids")
+	# spank_wrap.c: the two calls behind sn_proc_set_euid/egid;
+	# helper_child.c: child_drop_privileges, the helper's for-good drop.
+	[ "$(grep -c '^spank_wrap\.c:' <<<"$hits")" -eq 2 ] &&
+		! grep -vE '^(spank_wrap|helper_child)\.c:' <<<"$hits" >/dev/null ||
+		sn_fail "id calls in src/plugin: $hits"
+	awk '/^static int child_drop_privileges\(/ { f = 1 } f && /^}/ { f = 0 }
+	     /(set(e|re|res|fs)?[ug]id|setgroups)[ \t]*\(/ && !f &&
+	     !/^[ \t]*(\/\*|\*)/ { bad = 1 }
+	     END { exit bad }' "$src/helper_child.c" ||
+		sn_fail "id calls in helper_child.c outside child_drop_privileges"
+	# Only the privileged section calls the wrappers.
+	calls=$(grep -lE '\bsn_proc_set_e[ug]id[[:space:]]*\(' "$src"/*.c)
+	[ "$(printf '%s\n' "$calls" | sed 's|.*/||' | sort | tr '\n' ' ')" = \
+	  "privilege.c spank_wrap.c " ] || sn_fail "sn_proc_set_* used in: $calls"
+}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmdline.h"
 #include "mock_spank.h"
@@ -31,6 +33,10 @@ void mock_spank_reset(spank_context_t context, char *const *env)
 	mock.ids.step_id = 0;
 	mock.ids.nnodes = 1;
 	sn_envlist_init_from(&mock.env, env ? env : empty);
+	mock.proc.ruid = getuid();
+	mock.proc.euid = geteuid();
+	mock.proc.rgid = getgid();
+	mock.proc.egid = getegid();
 }
 
 bool mock_logged(const char (*lines)[2048], size_t n, const char *needle)
@@ -115,6 +121,45 @@ int sn_launcher_cmdline(struct sn_cmdline *cl)
 	if (!mock.cmdline)
 		return -1;
 	return sn_cmdline_from(cl, mock.cmdline, mock.cmdline_n);
+}
+
+int sn_proc_ids(struct sn_proc_ids *ids)
+{
+	*ids = mock.proc;
+	return 0;
+}
+
+/* 1: the set call may change an id to ID (REAL: the real id); 0: it
+ * succeeds without effect; -1: refused. */
+static int proc_may_set(unsigned int id, unsigned int real)
+{
+	int n = ++mock.proc_set_calls;
+	unsigned int bit = n <= 32 ? 1u << (n - 1) : 0;
+
+	if ((mock.proc_fail & bit) || (mock.proc_no_return && id != 0) ||
+	    (mock.proc.euid != 0 && id != real)) {
+		errno = EPERM;
+		return -1;
+	}
+	return (mock.proc_lie & bit) ? 0 : 1;
+}
+
+int sn_proc_set_euid(uid_t euid)
+{
+	int may = proc_may_set(euid, mock.proc.ruid);
+
+	if (may > 0)
+		mock.proc.euid = euid;
+	return may < 0 ? -1 : 0;
+}
+
+int sn_proc_set_egid(gid_t egid)
+{
+	int may = proc_may_set(egid, mock.proc.rgid);
+
+	if (may > 0)
+		mock.proc.egid = egid;
+	return may < 0 ? -1 : 0;
 }
 
 #define MOCK_CAPTURE(arr, count)                                        \

@@ -25,6 +25,19 @@ struct mock_spank {
 	int optind;
 	char **job_argv;
 	int job_argc;
+	/*
+	 * The process's ids (privilege.c), the test's own after a reset.
+	 * Setting one needs euid 0 or the real id (as the kernel's rules,
+	 * with the saved id equal to the real one).  proc_fail: bit N-1
+	 * fails the Nth set call; proc_no_return: setting an id other than
+	 * 0 fails (a section that cannot be left).  Both with EPERM.
+	 * proc_lie: bit N-1 makes the Nth set call succeed without effect.
+	 */
+	struct sn_proc_ids proc;
+	int proc_set_calls;
+	unsigned int proc_fail;
+	bool proc_no_return;
+	unsigned int proc_lie;
 	/* captured messages, without the "spank-nccl: " prefix */
 	char user[MOCK_LOG_MAX][2048];
 	size_t n_user;

@@ -321,6 +321,80 @@ static void warmup_fabric_passes_the_step(void **state)
 	unlink(path);
 }
 
+/* user_init as --nccl-warmup=comm with slurmstepd's ids scripted:
+ * real uid 0, the job user's euid/egid (privilege.c). */
+static int step_as_user_init(struct fixture *fx, char *const *env,
+			     const char *extra_arg, bool no_return)
+{
+	spank_t sp = mock_spank_handle();
+	struct mock_spank *m = mock_spank();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, extra_arg), 0);
+	m->ids.uid = getuid();
+	m->ids.gid = getgid();
+	m->proc = (struct sn_proc_ids){ .ruid = 0, .euid = 1000,
+					.rgid = 0, .egid = 1000 };
+	m->proc_no_return = no_return;
+	assert_int_equal(sn_option_warmup(&fx->p, "comm", 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	return sn_step_task_init(&fx->p, sp);
+}
+
+/*
+ * The root I/O (reuse records, the fleet record) runs as root and the
+ * user's ids come back after it; when they cannot, the step's tasks are
+ * refused, saying so, and nothing more runs.
+ */
+static void warmup_root_io_returns_or_refuses(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0", NULL };
+	char body[512], arg[192], record[512], runs[192], host[256];
+	struct mock_spank *m = mock_spank();
+	struct stat st;
+
+	snprintf(body, sizeof(body),
+		 "echo run >> %s/runs; "
+		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'",
+		 fx->dir);
+	write_helper(fx, body);
+	snprintf(arg, sizeof(arg), "record_file=%s/%%n.jsonl", fx->dir);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	snprintf(record, sizeof(record), "%s/%s.jsonl", fx->dir, host);
+	snprintf(runs, sizeof(runs), "%s/runs", fx->dir);
+
+	/* Returns: the record is written, the step runs as the user. */
+	assert_int_equal(step_as_user_init(fx, env, arg, false), 0);
+	assert_int_equal(helper_runs(fx), 1);
+	assert_int_equal(lstat(record, &st), 0);
+	assert_true(m->proc_set_calls > 0);
+	assert_int_equal(m->proc.euid, 1000);
+	assert_int_equal(m->proc.egid, 1000);
+	assert_int_equal(m->n_errors, 0);
+	sn_plugin_fini(&fx->p);
+	unlink(record);
+
+	/* The reuse lookup cannot return: no helper, tasks refused. */
+	assert_int_equal(step_as_user_init(fx, env, arg, true), -1);
+	assert_int_equal(helper_runs(fx), 1);
+	assert_true(mock_logged(m->errors, m->n_errors,
+				"cannot return to uid 1000 gid 1000 after warmup reuse"));
+	sn_plugin_fini(&fx->p);
+
+	/* No reuse: the record's section cannot return, after a pass. */
+	snprintf(fx->arg_reuse, sizeof(fx->arg_reuse), "warmup_reuse=no");
+	assert_int_equal(step_as_user_init(fx, env, arg, true), -1);
+	assert_int_equal(helper_runs(fx), 2);
+	assert_int_equal(lstat(record, &st), 0);
+	assert_true(mock_logged(m->errors, m->n_errors,
+				"cannot return to uid 1000 gid 1000 after the warmup record"));
+	assert_true(mock_logged(m->errors, m->n_errors,
+				"refusing to start the step's tasks"));
+	unlink(record);
+	unlink(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +409,7 @@ int main(void)
 		T(warmup_missing_helper_is_reported),
 		T(warmup_off_runs_nothing),
 		T(warmup_fabric_passes_the_step),
+		T(warmup_root_io_returns_or_refuses),
 #undef T
 	};
 

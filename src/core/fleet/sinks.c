@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* The fan-out of a fleet record to the admin's sinks (sinks.h). */
+#include <stdlib.h>
+
+#include "prom.h"
+#include "sinks.h"
+
+static bool given(const char *setting)
+{
+	return setting && setting[0];
+}
+
+int sn_sinks_write(const struct sn_sinks *s, const struct sn_record *r,
+		   struct sn_sinks_report *rep)
+{
+	struct sn_error why;
+	char *line = NULL;
+	size_t len = 0;
+	int failed = 0;
+
+	sn_error_clear(&rep->file);
+	sn_error_clear(&rep->syslog);
+	sn_error_clear(&rep->prom);
+	sn_error_clear(&why);
+	/* The line, for the file and syslog (the metrics need none). */
+	if (given(s->record_file) || s->syslog) {
+		line = malloc(SN_RECORD_MAX_BYTES);
+		if (!line)
+			sn_error_set(&why, "out of memory");
+		else if (!(len = sn_record_format(r, line, SN_RECORD_MAX_BYTES)))
+			sn_error_set(&why, "the record is larger than %d bytes",
+				     SN_RECORD_MAX_BYTES);
+	}
+	if (given(s->record_file)) {
+		if (!len)
+			rep->file = why;
+		if (!len || sn_record_append(s->record_file, r->node, line,
+					     len, &rep->file) < 0)
+			failed++;
+	}
+	/* syslog(3) says nothing of its own failures. */
+	if (s->syslog && !len) {
+		rep->syslog = why;
+		failed++;
+	} else if (s->syslog) {
+		sn_record_syslog(line, len);
+	}
+	free(line);
+	if (given(s->prom_dir) && !r->reused &&
+	    sn_prom_update(s->prom_dir, r, &rep->prom) < 0)
+		failed++;
+	return failed;
+}
