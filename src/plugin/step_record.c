@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "prom.h"
@@ -115,7 +115,6 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 {
 	const struct sn_config *cfg = &p->cfg;
 	struct sn_record *r;
-	struct timespec now;
 	uid_t euid;
 	gid_t egid;
 	bool switched;
@@ -128,9 +127,8 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 		sn_log_info("warmup record: out of memory, not written");
 		return 0;
 	}
-	clock_gettime(CLOCK_REALTIME, &now);
 	r->source = "spank";
-	r->time = (double)now.tv_sec + now.tv_nsec / 1e9;
+	r->time = sn_clock_wall_s();
 	sn_strlcpy(r->node, f->node, sizeof(r->node));
 	r->job = ids->job_id;
 	r->step = ids->step_id == SLURM_BATCH_SCRIPT ? -2 : (long)ids->step_id;

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "prom.h"
 #include "record.h"
 #include "strutil.h"
@@ -150,7 +150,6 @@ int main(int argc, char **argv)
 				 .step = -1 } };
 	struct buffers *b;
 	struct sn_error err;
-	struct timespec now;
 	size_t n, len;
 	int rc = 0;
 
@@ -169,8 +168,7 @@ int main(int argc, char **argv)
 	if (!a.r.pass && !a.r.message[0] && a.r.result)
 		snprintf(a.r.message, sizeof(a.r.message), "%s",
 			 b->res.message);
-	clock_gettime(CLOCK_REALTIME, &now);
-	a.r.time = (double)now.tv_sec + now.tv_nsec / 1e9;
+	a.r.time = sn_clock_wall_s();
 	len = sn_record_format(&a.r, b->line, sizeof(b->line));
 	if (!len) {
 		fprintf(stderr, "spank-nccl: nccl-warmup-record: record larger than %d bytes, not written\n",
