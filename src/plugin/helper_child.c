@@ -196,7 +196,7 @@ static void kill_children(pid_t self)
 static void sweep(pid_t self, pid_t helper, int *helper_status,
 		  bool *helper_reaped)
 {
-	double until = sn_clock_ms() + SN_SWEEP_LIMIT_MS;
+	struct sn_deadline until = sn_deadline_in(SN_SWEEP_LIMIT_MS);
 	int status;
 	pid_t rc;
 
@@ -211,7 +211,7 @@ static void sweep(pid_t self, pid_t helper, int *helper_status,
 		}
 		if (rc < 0 && errno == EINTR)
 			continue;
-		if (rc < 0 || sn_clock_ms() >= until)
+		if (rc < 0 || sn_deadline_expired(until))
 			return;		/* ECHILD: nothing left */
 		kill_children(self);
 		usleep(1000);
@@ -223,9 +223,10 @@ supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
 	  int report_fd)
 {
 	struct child_report r = { .kind = REPORT_STATUS };
-	double deadline = sn_clock_ms() + spec->timeout_ms + spec->kill_grace_ms;
-	double kill_at = 0;
-	bool reaped = false;
+	struct sn_deadline deadline = sn_deadline_in((int64_t)spec->timeout_ms +
+						     spec->kill_grace_ms);
+	struct sn_deadline kill_at = deadline;
+	bool killing = false, reaped = false;
 	pid_t self = getpid();
 	sigset_t wake;
 	int status = 0;
@@ -239,29 +240,29 @@ supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
 	if (getppid() != parent)
 		kill(self, SIGTERM);
 	while (!reaped) {
-		double now = sn_clock_ms(), next;
-		struct timespec ts;
+		struct timespec ts = { 0, 0 };
 		pid_t rc;
 		int sig;
 
-		if (kill_at && now >= kill_at)
+		if (killing && sn_deadline_expired(kill_at))
 			break;
-		if (!kill_at && now >= deadline) {
+		if (!killing && sn_deadline_expired(deadline)) {
 			/* Our own deadline, should the parent not act. */
 			killpg(self, SIGTERM);
-			kill_at = now + spec->kill_grace_ms / 2.0;
+			kill_at = sn_deadline_in(spec->kill_grace_ms / 2);
+			killing = true;
 		}
-		next = kill_at ? kill_at : deadline;
-		if (next - now > SN_POLL_SLICE_MS)
-			next = now + SN_POLL_SLICE_MS;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)((next - now) * 1e6) + 1;
+		/* Up to the next deadline, at most a slice; never 0 (a poll). */
+		ts.tv_nsec = (long)sn_deadline_poll_ms(kill_at,
+						       SN_POLL_SLICE_MS) *
+			     1000000 + 1;
 		sig = sigtimedwait(&wake, NULL, &ts);
-		if (sig > 0 && sig != SIGCHLD && !kill_at) {
+		if (sig > 0 && sig != SIGCHLD && !killing) {
 			/* The parent's deadline (it signalled our group) or
 			 * its death: the helper has half the grace period. */
 			killpg(self, SIGTERM);
-			kill_at = sn_clock_ms() + spec->kill_grace_ms / 2.0;
+			kill_at = sn_deadline_in(spec->kill_grace_ms / 2);
+			killing = true;
 		}
 		while ((rc = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (rc == helper) {

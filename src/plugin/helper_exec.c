@@ -70,10 +70,10 @@ static bool child_has_exited(pid_t pid)
 	return si.si_pid == pid;
 }
 
-static bool wait_for_exit(pid_t pid, double until)
+static bool wait_for_exit(pid_t pid, struct sn_deadline until)
 {
 	while (!child_has_exited(pid)) {
-		if (sn_clock_ms() >= until)
+		if (sn_deadline_expired(until))
 			return false;
 		usleep(2000);
 	}
@@ -83,7 +83,7 @@ static bool wait_for_exit(pid_t pid, double until)
 /* Kill what is left of the group while the zombie still pins its id. */
 static void reap(pid_t pid, struct sn_helper_outcome *out)
 {
-	double until = sn_clock_ms() + SN_REAP_LIMIT_MS;
+	struct sn_deadline until = sn_deadline_in(SN_REAP_LIMIT_MS);
 	int status = 0;
 	pid_t rc;
 
@@ -92,7 +92,8 @@ static void reap(pid_t pid, struct sn_helper_outcome *out)
 		rc = waitpid(pid, &status, WNOHANG);
 		if (rc == 0)
 			usleep(2000);
-	} while ((rc == 0 || (rc < 0 && errno == EINTR)) && sn_clock_ms() < until);
+	} while ((rc == 0 || (rc < 0 && errno == EINTR)) &&
+		 !sn_deadline_expired(until));
 	if (rc != pid)
 		return;
 	if (WIFEXITED(status)) {
@@ -160,11 +161,13 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 {
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
 	int report_pipe[2] = { -1, -1 };
-	double start, deadline;
+	struct sn_deadline deadline;
+	double start;
 	pid_t pid, parent = getpid();
 
 	memset(out, 0, sizeof(*out));
 	start = sn_clock_ms();
+	deadline = sn_deadline_after(start, spec->timeout_ms);
 	if (make_pipe(out_pipe, true) < 0 || make_pipe(err_pipe, true) < 0 ||
 	    make_pipe(report_pipe, false) < 0) {
 		out->failed_stage = SN_HELPER_STAGE_FORK;
@@ -187,24 +190,21 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	close(report_pipe[1]);
 	out_pipe[1] = err_pipe[1] = report_pipe[1] = -1;
 
-	deadline = start + spec->timeout_ms;
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = out_pipe[0], .events = POLLIN },
 			{ .fd = err_pipe[0], .events = POLLIN },
 		};
-		double left = deadline - sn_clock_ms();
 		int slice;
 
-		if (left <= 0) {
+		if (sn_deadline_expired(deadline)) {
 			out->timed_out = true;
 			break;
 		}
 		/* Pipes closed (or held by a stray grandchild): poll the pid. */
-		slice = (out_pipe[0] < 0 && err_pipe[0] < 0) ? 2 :
-			SN_POLL_SLICE_MS;
-		if (left < slice)
-			slice = (int)left + 1;
+		slice = sn_deadline_poll_ms(deadline,
+					    (out_pipe[0] < 0 && err_pipe[0] < 0) ?
+					    2 : SN_POLL_SLICE_MS);
 		if (poll(pfd, 2, slice) < 0 && errno != EINTR)
 			break;
 		drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
@@ -220,8 +220,8 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		 * orphaned, still dying, when user_init returns.
 		 */
 		killpg(pid, SIGTERM);
-		wait_for_exit(pid, sn_clock_ms() + spec->kill_grace_ms +
-				   SN_SWEEP_LIMIT_MS);
+		wait_for_exit(pid, sn_deadline_in((int64_t)spec->kill_grace_ms +
+						  SN_SWEEP_LIMIT_MS));
 	}
 	drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
 	drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len);

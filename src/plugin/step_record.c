@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "privilege.h"
@@ -71,7 +71,6 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 {
 	const struct sn_config *cfg = &p->cfg;
 	struct sn_record *r;
-	struct timespec now;
 	struct sn_priv priv = SN_PRIV_INIT;
 	int rc = 0;
 
@@ -82,9 +81,8 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 		sn_log_info("warmup record: out of memory, not written");
 		return 0;
 	}
-	clock_gettime(CLOCK_REALTIME, &now);
 	r->source = "spank";
-	r->time = (double)now.tv_sec + now.tv_nsec / 1e9;
+	r->time = sn_clock_wall_s();
 	sn_strlcpy(r->node, f->node, sizeof(r->node));
 	r->job = ids->job_id;
 	r->step = ids->step_id == SLURM_BATCH_SCRIPT ? -2 : (long)ids->step_id;

@@ -19,10 +19,6 @@
 #define SN_FABRIC_LOW_BANDWIDTH_HINT \
 	"the network between the step's nodes is below the site's inter-node floor (fabric_min_busbw=): check the nodes' InfiniBand/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the NCCL net plugin, and report the nodes named"
 
-/* Our deadline is the helper's own plus this, so its timeout wins. */
-#define SN_HELPER_SLACK_MS 300
-#define SN_HELPER_KILL_GRACE_MS 300
-
 /* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
 struct step_warmup {
 	char node[256];
@@ -147,8 +143,9 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		.gid = ids->gid,
 		.groups = ids->groups,
 		.n_groups = ids->n_groups,
-		.timeout_ms = cfg->warmup_timeout_s * 1000 + SN_HELPER_SLACK_MS,
-		.kill_grace_ms = SN_HELPER_KILL_GRACE_MS,
+		/* The helper's own deadline plus the slack: its timeout wins. */
+		.timeout_ms = cfg->warmup_timeout_s * 1000 + SN_WARMUP_SLACK_MS,
+		.kill_grace_ms = SN_WARMUP_KILL_GRACE_MS,
 	};
 
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);

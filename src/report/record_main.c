@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "record.h"
 #include "sinks.h"
 #include "strutil.h"
@@ -149,7 +149,6 @@ int main(int argc, char **argv)
 				 .step = -1 } };
 	struct buffers *b;
 	struct sn_error err;
-	struct timespec now;
 	size_t n;
 	int rc = 0;
 
@@ -168,8 +167,7 @@ int main(int argc, char **argv)
 	if (!a.r.pass && !a.r.message[0] && a.r.result)
 		snprintf(a.r.message, sizeof(a.r.message), "%s",
 			 b->res.message);
-	clock_gettime(CLOCK_REALTIME, &now);
-	a.r.time = (double)now.tv_sec + now.tv_nsec / 1e9;
+	a.r.time = sn_clock_wall_s();
 	if (sn_sinks_write(&a.sinks, &a.r, &b->rep)) {
 		if (b->rep.file.msg[0])
 			fprintf(stderr, "spank-nccl: nccl-warmup-record: record not written: %s (RECORD_FILE=)\n",

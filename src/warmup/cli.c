@@ -16,7 +16,7 @@
  */
 void wu_cli_usage(void)
 {
-	fputs("Usage: nccl-warmup [--mode check|comm|bandwidth|fabric] [--timeout SECONDS]\n"
+	printf("Usage: nccl-warmup [--mode check|comm|bandwidth|fabric] [--timeout SECONDS]\n"
 	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS] [--json]\n"
 	      "                   [--teardown clean|exit] [--quiet] [--node NAME]\n"
 	      "                   [--nccl FILE|DIR] [--nccl-default FILE|DIR]\n"
@@ -24,7 +24,8 @@ void wu_cli_usage(void)
 	      "                   [--node-index I --nodes N --nodelist HOSTLIST]\n"
 	      "                   [--fabric-ports LO-HI] [--fabric-root ADDR]\n"
 	      "                   [--fabric-transport any|no-socket]\n"
-	      "                   [--munge-socket PATH] [--help] [--version]\n"
+	      "                   [--munge-socket PATH]\n"
+	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
 	      "communicator over them.  Exit status 0 when ready; see nccl-warmup(1).\n"
@@ -37,7 +38,7 @@ void wu_cli_usage(void)
 	      "  --mode fabric      comm over every GPU of every node of the step:\n"
 	      "                     one communicator, run on each node (needs the\n"
 	      "                     step options below); the node at fault is named\n"
-	      "  --timeout SECONDS  overall deadline, whole seconds, 1 to 540 (default 60)\n"
+	      "  --timeout SECONDS  overall deadline, whole seconds, 1 to %d (default %d)\n"
 	      "  --min-busbw GBPS   fail (exit 7) below this bus bandwidth\n"
 	      "  --json             print one JSON object on stdout\n"
 	      "  --teardown exit    leave the teardown to process exit (default; faster)\n"
@@ -64,8 +65,25 @@ void wu_cli_usage(void)
 	      "                     fails the warmup (exit 11; default any)\n"
 	      "  --munge-socket PATH\n"
 	      "                     munged's socket, which authenticates the step's\n"
-	      "                     nodes to each other (default: libmunge's)\n",
-	      stdout);
+	      "                     nodes to each other (default: libmunge's)\n"
+	      "  --limits           print the limits above and how a supervisor\n"
+	      "                     bounds this program, KEY=VALUE lines\n",
+	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S);
+}
+
+/*
+ * --limits: what a supervisor of this program needs (nccl-warmup-prolog
+ * reads it instead of keeping its own copies): the --timeout range and
+ * default, and the slack and kill grace spank_nccl.so gives past it.
+ */
+static void print_limits(void)
+{
+	printf("TIMEOUT_MAX_S=%d\n"
+	       "TIMEOUT_DEFAULT_S=%d\n"
+	       "SLACK_MS=%d\n"
+	       "KILL_GRACE_MS=%d\n",
+	       SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
+	       SN_WARMUP_SLACK_MS, SN_WARMUP_KILL_GRACE_MS);
 }
 
 static int parse_node(const char *v, struct wu_options *opt, char *err,
@@ -133,7 +151,6 @@ static int parse_nccl_path(const char *name, const char *v, char *out,
 static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		       char *err, size_t len)
 {
-	unsigned int timeout_s;
 	int rc = 0;
 
 	switch (opt_char) {
@@ -148,8 +165,7 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		}
 		return 0;
 	case 't':
-		rc = sn_parse_timeout_s(v, &timeout_s);
-		o->timeout_s = timeout_s;
+		rc = sn_parse_timeout_s(v, &o->timeout_s);
 		if (rc < 0)
 			snprintf(err, len,
 				 "invalid --timeout '%.80s': give whole seconds from 1 to %d",
@@ -228,6 +244,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "limits", no_argument, NULL, 'l' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -256,6 +273,9 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 			return WU_CLI_EXIT_OK;
 		case 'V':
 			printf("nccl-warmup (spank-nccl) %s\n", WU_VERSION);
+			return WU_CLI_EXIT_OK;
+		case 'l':
+			print_limits();
 			return WU_CLI_EXIT_OK;
 		case 'j':
 			opt->json = true;

@@ -208,7 +208,7 @@ static int op_fail(struct wu_run *run, enum wu_coll op, ncclResult_t rc,
 static int run_op(struct wu_run *run, struct wu_comm *c, enum wu_coll op)
 {
 	const struct wu_nccl *nc = run->nc;
-	double t0 = wu_now();
+	double t0 = sn_clock_ms();
 	ncclResult_t rc, state;
 	int code;
 
@@ -243,7 +243,7 @@ static int run_op(struct wu_run *run, struct wu_comm *c, enum wu_coll op)
 	if (code)
 		return code;
 	pthread_mutex_lock(&run->lock);
-	run->coll_ms[op] = (wu_now() - t0) * 1e3;
+	run->coll_ms[op] = sn_clock_ms() - t0;
 	run->coll_done[op] = true;
 	pthread_mutex_unlock(&run->lock);
 	return SN_WARMUP_OK;

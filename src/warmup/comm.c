@@ -22,14 +22,14 @@
  * helpers waiting on one machine (the loopback bench, a node with many
  * GPUs in fabric mode) do not spin its CPUs.
  */
-static void poll_pause(double t0)
+static void poll_pause(double t0_ms)
 {
-	double waited = wu_now() - t0;
+	double waited_ms = sn_clock_ms() - t0_ms;
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = 200 * 1000 };
 
-	if (waited > 1.0)
+	if (waited_ms > 1000)
 		ts.tv_nsec = 5 * 1000 * 1000;
-	else if (waited > 0.01)
+	else if (waited_ms > 10)
 		ts.tv_nsec = 1000 * 1000;
 	nanosleep(&ts, NULL);
 }
@@ -42,7 +42,7 @@ static bool nccl_ok(ncclResult_t rc)
 static int timeout_fail(struct wu_run *run, const char *what)
 {
 	return wu_fail(run, SN_WARMUP_TIMEOUT,
-		       "%s did not finish within the %g s deadline",
+		       "%s did not finish within the %u s deadline",
 		       what, run->opt.timeout_s);
 }
 
@@ -54,7 +54,7 @@ static int peer_failed(struct wu_run *run)
 
 int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 {
-	double t0 = wu_now();
+	double t0 = sn_clock_ms();
 
 	for (;;) {
 		bool busy = false;
@@ -92,7 +92,7 @@ int wu_comm_wait(struct wu_run *run, struct wu_comm *c, const char *what)
 int wu_comm_wait_streams(struct wu_run *run, struct wu_comm *c,
 			 const char *what)
 {
-	double t0 = wu_now();
+	double t0 = sn_clock_ms();
 
 	for (;;) {
 		bool busy = false;

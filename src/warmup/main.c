@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	}
 	/* A reader that went away must not kill us before the exit code. */
 	signal(SIGPIPE, SIG_IGN);
-	run.deadline = run.t_start + run.opt.timeout_s;
+	run.deadline = sn_deadline_after(run.t_start_ms,
+					 (int64_t)run.opt.timeout_s * 1000);
 	if (wu_watchdog_start(&run) != 0)
 		wu_report_and_exit(&run,
 				   wu_fail(&run, SN_WARMUP_INTERNAL,

@@ -67,8 +67,8 @@ static bool phase_time(const struct wu_run *s, enum wu_phase p, double now,
 		*ms = s->phase_ms[p];
 		return true;
 	}
-	if (p == s->phase && s->phase_started > 0) {
-		*ms = (now - s->phase_started) * 1e3;
+	if (p == s->phase && s->phase_started_ms > 0) {
+		*ms = now - s->phase_started_ms;
 		return true;
 	}
 	return false;
@@ -154,7 +154,7 @@ static void build_summary(const struct wu_run *s, int code, double now,
 	for (int p = 0; p < WU_PHASE_COUNT; p++)
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
 			add(&o, ", %s %.0f ms", phase_label[p], ms);
-	add(&o, ", total %.2f s", now - s->t_start);
+	add(&o, ", total %.2f s", (now - s->t_start_ms) / 1e3);
 }
 
 static void add_json_or_null(struct out *o, const char *s)
@@ -270,7 +270,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 		else
 			add(o, "\"%s\":null,", phase_key[p]);
 	}
-	add(o, "\"total\":%.1f}", (now - s->t_start) * 1e3);
+	add(o, "\"total\":%.1f}", now - s->t_start_ms);
 	if (s->busbw_measured)
 		add(o, ",\"busbw_gbps\":%.3f,\"bytes\":%llu", s->busbw_gbps,
 		    s->opt.bytes);
@@ -313,7 +313,7 @@ void wu_report_and_exit(struct wu_run *run, int code)
 		for (;;)
 			pause();
 	}
-	now = wu_now();
+	now = sn_clock_ms();
 	snap = malloc(sizeof(*snap));
 	if (!snap) {
 		fprintf(stderr, "spank-nccl: nccl-warmup: out of memory while reporting (exit %d)\n",

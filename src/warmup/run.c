@@ -6,18 +6,18 @@
 #include "warmup.h"
 
 /*
- * The polling loops give up this long before the hard deadline, so that
- * ncclCommAbort and the report still fit in; the watchdog fires at the
- * hard deadline if they do not.
+ * The polling loops give up this long before the hard deadline (at most
+ * a quarter of the timeout), so that ncclCommAbort and the report still
+ * fit in; the watchdog fires at the hard deadline if they do not.
  */
-#define WU_SOFT_MARGIN_S 0.25
+#define WU_SOFT_MARGIN_MS 250
 
 void wu_run_init(struct wu_run *run)
 {
 	memset(run, 0, sizeof(*run));
 	pthread_mutex_init(&run->lock, NULL);
 	atomic_init(&run->reporting, 0);
-	run->t_start = wu_now();
+	run->t_start_ms = sn_clock_ms();
 	run->phase = WU_PHASE_CUDA_INIT;
 	run->doing = "starting";
 	run->failed_op = -1;
@@ -26,11 +26,11 @@ void wu_run_init(struct wu_run *run)
 void wu_phase_begin(struct wu_run *run, enum wu_phase phase,
 		    const char *doing)
 {
-	double now = wu_now();
+	double now = sn_clock_ms();
 
 	pthread_mutex_lock(&run->lock);
 	run->phase = phase;
-	run->phase_started = now;
+	run->phase_started_ms = now;
 	run->doing = doing;
 	pthread_mutex_unlock(&run->lock);
 }
@@ -44,10 +44,10 @@ void wu_doing(struct wu_run *run, const char *doing)
 
 void wu_phase_end(struct wu_run *run)
 {
-	double now = wu_now();
+	double now = sn_clock_ms();
 
 	pthread_mutex_lock(&run->lock);
-	run->phase_ms[run->phase] = (now - run->phase_started) * 1e3;
+	run->phase_ms[run->phase] = now - run->phase_started_ms;
 	run->phase_done[run->phase] = true;
 	pthread_mutex_unlock(&run->lock);
 }
@@ -77,8 +77,9 @@ int wu_fail(struct wu_run *run, int code, const char *fmt, ...)
 
 bool wu_past_soft_deadline(const struct wu_run *run)
 {
-	double margin = run->opt.timeout_s / 4 < WU_SOFT_MARGIN_S ?
-			run->opt.timeout_s / 4 : WU_SOFT_MARGIN_S;
+	int64_t margin = (int64_t)run->opt.timeout_s * 1000 / 4;
 
-	return wu_now() >= run->deadline - margin;
+	if (margin > WU_SOFT_MARGIN_MS)
+		margin = WU_SOFT_MARGIN_MS;
+	return sn_deadline_expired(sn_deadline_earlier(run->deadline, margin));
 }

@@ -85,7 +85,7 @@ struct wu_step {
 
 struct wu_options {
 	enum sn_warmup_mode mode;	/* CHECK, COMM, BANDWIDTH or FABRIC */
-	double timeout_s;
+	unsigned int timeout_s;		/* --timeout: whole seconds */
 	unsigned long long bytes;	/* bandwidth message size */
 	double min_busbw_gbps;		/* 0: no floor */
 	bool json;
@@ -133,8 +133,9 @@ struct wu_fabric {
 
 struct wu_run {
 	struct wu_options opt;
-	double t_start;			/* wu_now() at main() entry */
-	double deadline;		/* wu_now() value of the hard deadline */
+	double t_start_ms;		/* sn_clock_ms() at main() entry */
+	/* --timeout after t_start_ms: the watchdog ends the run there */
+	struct sn_deadline deadline;
 	/* Set once before use; the libraries, loaded at run time. */
 	const struct wu_cu *cu;
 	const struct wu_nccl *nc;
@@ -145,7 +146,7 @@ struct wu_run {
 	/* lock */
 	const char *doing;		/* the call in progress, for timeouts */
 	enum wu_phase phase;		/* the phase in progress */
-	double phase_started;
+	double phase_started_ms;	/* sn_clock_ms() */
 	double phase_ms[WU_PHASE_COUNT];
 	bool phase_done[WU_PHASE_COUNT];
 	char nccl_version[32];
@@ -171,12 +172,6 @@ struct wu_run {
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
-
-/* Monotonic seconds: the core's one clock (src/core/base/clock.c). */
-static inline double wu_now(void)
-{
-	return sn_clock_ms() / 1e3;
-}
 
 /* run.c: state updates (all take the lock) */
 void wu_run_init(struct wu_run *run);

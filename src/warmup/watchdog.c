@@ -5,24 +5,17 @@
  * cannot see that, so this thread reports the timeout and ends the process
  * at run->deadline whatever the main thread is doing.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "warmup.h"
 
 static void *watchdog(void *arg)
 {
 	struct wu_run *run = arg;
-	struct timespec until;
 	const char *doing;
 
-	until.tv_sec = (time_t)run->deadline;
-	until.tv_nsec = (long)((run->deadline - (double)until.tv_sec) * 1e9);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) ==
-	       EINTR)
-		;
+	sn_deadline_sleep(run->deadline);
 	pthread_mutex_lock(&run->lock);
 	doing = run->doing;
 	/*
@@ -34,13 +27,13 @@ static void *watchdog(void *arg)
 		size_t len = strlen(run->message);
 
 		snprintf(run->message + len, sizeof(run->message) - len,
-			 "; then blocked in %s until the %g s deadline", doing,
+			 "; then blocked in %s until the %u s deadline", doing,
 			 run->opt.timeout_s);
 		pthread_mutex_unlock(&run->lock);
 	} else {
 		pthread_mutex_unlock(&run->lock);
 		wu_fail(run, SN_WARMUP_TIMEOUT,
-			"timed out after %g s, blocked in %s",
+			"timed out after %u s, blocked in %s",
 			run->opt.timeout_s, doing);
 	}
 	wu_report_and_exit(run, SN_WARMUP_TIMEOUT);

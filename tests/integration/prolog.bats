@@ -215,6 +215,89 @@ wait_drained() {
 		sn_fail "Reason: $reason"
 }
 
+# A helper for the Prolog run by hand below, set up in its configuration
+# (whose exports reach the helper): "--limits" prints LIMITS (KEY=VALUE
+# words; "fail": exit 1); a run records timeout(1)'s command line (the
+# Prolog's supervision) in $SUPERVISION, then does RUN: "real" (execs the
+# real nccl-warmup) or "wedged" (ignores SIGTERM and never finishes, as a
+# helper stuck in the driver).
+limits_helper() {
+	local limits=$1 mode=$2 dir="$SN_CLUSTER_DIR/tmp/limits-$BATS_TEST_NUMBER"
+	SUPERVISION="$dir/supervision"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	# shellcheck disable=SC2086 # one KEY=VALUE a word
+	[ "$limits" = fail ] || printf '%s\n' $limits >"$dir/limits"
+	cat >"$dir/nccl-warmup" <<'H'
+#!/bin/sh
+if [ "$1" = --limits ]; then
+	[ -f "$SN_LIMITS" ] || exit 1
+	exec cat "$SN_LIMITS"
+fi
+tr '\0' ' ' </proc/$PPID/cmdline >"$SN_SUPERVISION"
+[ "$SN_RUN" = real ] && exec "$SN_REAL_HELPER" "$@"
+trap '' TERM
+exec sleep 600
+H
+	chmod 0755 "$dir/nccl-warmup"
+	{
+		echo "HELPER=$dir/nccl-warmup"
+		echo "export SN_LIMITS=$dir/limits SN_SUPERVISION=$SUPERVISION"
+		echo "export SN_REAL_HELPER=$(sn_helper_path) SN_RUN=$mode"
+	} >>"$(prolog_conf)"
+}
+
+# The Prolog as slurmd runs it (root, a minimal environment), by hand.
+run_prolog() {
+	run --separate-stderr env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)"
+}
+
+@test "prolog: TIMEOUT is held to the helper's own limit (nccl-warmup --limits)" {
+	write_conf check
+	# The real helper takes 20 s; this one says 15 s is its longest.
+	limits_helper "TIMEOUT_MAX_S=15 TIMEOUT_DEFAULT_S=10 SLACK_MS=300 KILL_GRACE_MS=300" real
+	run_prolog
+	sn_assert_status 1
+	[[ $stderr == *"TIMEOUT=20 in $(prolog_conf): expected 1 to 15 seconds"* ]] ||
+		sn_fail "TIMEOUT=20 not refused with the helper's limit"
+	[ ! -e "$SUPERVISION" ] || sn_fail "the check ran"
+	echo "TIMEOUT=15" >>"$(prolog_conf)"
+	run_prolog
+	sn_assert_status 0
+	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the check did not run"
+}
+
+@test "prolog: the helper is bounded by its own slack and kill grace" {
+	write_conf check
+	limits_helper "TIMEOUT_MAX_S=540 TIMEOUT_DEFAULT_S=60 SLACK_MS=1234 KILL_GRACE_MS=567" real
+	run_prolog
+	sn_assert_status 0
+	echo "# $(cat "$SUPERVISION")" >&3
+	[[ $(cat "$SUPERVISION") == "timeout -k 0.567 21.234 $SN_CLUSTER_DIR/tmp/limits-$BATS_TEST_NUMBER/nccl-warmup --mode check --timeout 20 "* ]] ||
+		sn_fail "supervision: $(cat "$SUPERVISION")"
+}
+
+@test "prolog: a wedged helper is killed after TIMEOUT, the slack and the grace" {
+	write_conf check
+	echo "TIMEOUT=1" >>"$(prolog_conf)"
+	limits_helper "$("$(sn_helper_path)" --limits)" wedged
+	run_prolog
+	sn_assert_status 1
+	[[ $stderr == *"nccl-warmup did not finish within 1 s on "* ]] ||
+		sn_fail "no timeout message"
+}
+
+@test "prolog: a helper without --limits is refused, naming HELPER=" {
+	write_conf check
+	limits_helper fail real
+	run_prolog
+	sn_assert_status 1
+	[[ $stderr == *"--limits failed: HELPER= in $(prolog_conf) must be the nccl-warmup of this spank-nccl"* ]] ||
+		sn_fail "no message naming --limits"
+	[ ! -e "$SUPERVISION" ] || sn_fail "the check ran"
+}
+
 median_ms() {
 	sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }

@@ -176,10 +176,10 @@ static void node_main(const struct behaviour *b, uint32_t index,
 	struct fabric_coord c;
 	struct node_result r;
 	struct sn_error err = { "" };
-	int64_t deadline;
+	struct sn_deadline deadline;
 
 	wait_gate(b->gate_fd);
-	deadline = fabric_now_ms() + DEADLINE_MS;
+	deadline = sn_deadline_in(DEADLINE_MS);
 	memset(&r, 0, sizeof(r));
 	memset(&c, 0, sizeof(c));
 	fabric_test_nccl_id(id);
@@ -200,18 +200,20 @@ static void node_main(const struct behaviour *b, uint32_t index,
 			_exit(0);
 		if (b->waits_for_peers) {
 			/* As comm.c's NCCL wait: poll, look at the others. */
-			int64_t t0 = fabric_now_ms();
+			double t0 = sn_clock_ms();
 
-			while (!r.watched && fabric_now_ms() < deadline) {
+			while (!r.watched && !sn_deadline_expired(deadline)) {
 				r.watched = fabric_coord_watch(&c, &r.early);
 				poll(NULL, 0, 1);
 			}
-			r.waited_ms = fabric_now_ms() - t0;
+			r.waited_ms = (int64_t)(sn_clock_ms() - t0);
 			status = r.watched ? SN_WARMUP_PEER_FAILED : SN_WARMUP_TIMEOUT;
 		}
 		r.finish_rc = fabric_coord_finish(&c, status, 12.5,
 						  b->done_status ? "ncclAllReduce: unhandled system error" : "",
-						  deadline + DEADLINE_MS,
+						  (struct sn_deadline){
+							  deadline.at_ms +
+							  DEADLINE_MS },
 						  &r.verdict, &err);
 	}
 	r.refused = c.strangers.refused;

@@ -236,7 +236,8 @@ static void test_bad_plan(void **state)
 
 	(void)state;
 	assert_int_equal(fabric_coord_join(&c, &plan, 0, "", NULL,
-					   fabric_now_ms(), &go, &out, &err), -1);
+					   sn_deadline_in(0), &go, &out, &err),
+			 -1);
 	assert_non_null(strstr(err.msg, "node index 2 of 2"));
 	fabric_coord_close(&c);
 }

@@ -39,10 +39,10 @@ static int connect_port(struct sn_port_range ports, unsigned int attempt)
 	unsigned int port = sn_fabric_port(&ports, TEST_JOB, TEST_STEP, attempt);
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons((uint16_t)port) };
-	int64_t until = fabric_now_ms() + DEADLINE_MS;
+	struct sn_deadline until = sn_deadline_in(DEADLINE_MS);
 
 	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	while (fabric_now_ms() < until) {
+	while (!sn_deadline_expired(until)) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)

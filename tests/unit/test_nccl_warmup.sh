@@ -386,6 +386,28 @@ run version -- --version
 expect_rc 0
 case $out in "nccl-warmup (spank-nccl) "*) ;; *) fail "no version";; esac
 
+# --limits: helper_protocol.h's values, KEY=VALUE lines, for the Prolog.
+src=${SN_SRC_DIR:-${srcdir:-.}}
+run limits -- --limits
+expect_rc 0
+want=$(for k in TIMEOUT_MAX_S TIMEOUT_DEFAULT_S SLACK_MS KILL_GRACE_MS; do
+	printf '%s=%s\n' "$k" "$(sed -n "s/^#define SN_WARMUP_$k \([0-9]*\)\$/\1/p" \
+		"$src/src/core/protocol/helper_protocol.h")"
+done)
+[ "$out" = "$want" ] || fail "--limits is not helper_protocol.h's: $want"
+[ -z "$err" ] || fail "--limits printed on stderr"
+
+# Every option of --help has its entry in nccl-warmup(1)'s OPTIONS (the
+# words of each .TP tag), and every entry is an option of --help.
+run help-man -- --help
+help_opts=$(printf '%s\n' "$out" | grep -o -- '--[a-z][a-z-]*' | sort -u)
+man_opts=$(awk '/^\.SH OPTIONS/ { o = 1; next } /^\.SH / { o = 0 }
+		o && t { print; t = 0 } o && /^\.TP/ { t = 1 }' \
+		"$src/man/nccl-warmup.1" | sed 's/\\-/-/g' |
+	grep -o -- '--[a-z][a-z-]*' | sort -u)
+[ -n "$help_opts" ] && [ "$help_opts" = "$man_opts" ] ||
+	fail "--help and nccl-warmup(1)'s OPTIONS differ: $(printf '%s\n' "$help_opts" "$man_opts" | sort | uniq -u | tr '\n' ' ')"
+
 run quiet -- --quiet
 expect_rc 0
 [ -z "$err" ] || fail "--quiet must print nothing on success"

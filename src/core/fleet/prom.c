@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "prom.h"
 #include "textbuf.h"
 
@@ -294,11 +295,8 @@ static int create_tmp(const char *dir, char *tmp, size_t cap,
 
 	for (int tries = 0; tries < 8; tries++) {
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
-			struct timespec ts;
-
 			/* No entropy yet (early boot): O_EXCL still holds. */
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			r = ((uint64_t)ts.tv_nsec << 24) ^ (uint64_t)ts.tv_sec ^
+			r = ((uint64_t)(sn_clock_ms() * 1e6) << 4) ^
 			    ((uint64_t)getpid() << 44) ^ (uint64_t)tries;
 		}
 		snprintf(tmp, cap, "%s/.spank_nccl.prom.%016" PRIx64, dir, r);

@@ -90,6 +90,15 @@ const char *sn_warmup_exit_hint(int exit_code);
  */
 #define SN_WARMUP_TIMEOUT_DEFAULT_S 60
 #define SN_WARMUP_TIMEOUT_MAX_S 540
+/*
+ * How a supervisor bounds the helper (spank_nccl.so; nccl-warmup-prolog
+ * reads them from nccl-warmup --limits): it waits SN_WARMUP_SLACK_MS past
+ * the helper's --timeout, so that the helper's own timeout report wins,
+ * then sends SIGTERM to its process group and SIGKILL
+ * SN_WARMUP_KILL_GRACE_MS later.
+ */
+#define SN_WARMUP_SLACK_MS 300
+#define SN_WARMUP_KILL_GRACE_MS 300
 #define SN_WARMUP_BYTES_DEFAULT (64ULL << 20)
 #define SN_WARMUP_BYTES_MIN (1ULL << 10)
 #define SN_WARMUP_BYTES_MAX (16ULL << 30)

@@ -16,7 +16,7 @@
 
 /* A socket to the root's PORT from this node's own address, connected. */
 static int dial(const struct fabric_plan *p, unsigned int port,
-		int64_t until, struct sn_error *err)
+		struct sn_deadline until, struct sn_error *err)
 {
 	struct sockaddr_storage ss, self;
 	socklen_t sl = fabric_make_addr(p->root_addr, port, &ss), el;
@@ -42,7 +42,8 @@ static int dial(const struct fabric_plan *p, unsigned int port,
 	if (r < 0 && errno == EINPROGRESS) {
 		el = sizeof(soerr);
 		pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		r = poll(&pfd, 1, fabric_ms_left(until)) == 1 &&
+		r = poll(&pfd, 1, sn_deadline_poll_ms(until,
+						      FABRIC_POLL_MAX_MS)) == 1 &&
 		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) == 0 &&
 		    soerr == 0 ? 0 : -1;
 	}
@@ -67,7 +68,7 @@ static int dial(const struct fabric_plan *p, unsigned int port,
  * *SQUATTED: every port was taken by a listener that was not the root.
  */
 static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *hello,
-			  int64_t deadline_ms, bool *squatted,
+			  struct sn_deadline deadline, bool *squatted,
 			  struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
@@ -77,17 +78,16 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 	char refused[SN_FABRIC_TEXT_MAX] = "", root[SN_HOSTNAME_MAX];
 
 	*squatted = false;
-	while (fabric_ms_left(deadline_ms) > 0 && impostor != all) {
+	while (!sn_deadline_expired(deadline) && impostor != all) {
 		unsigned int port = sn_fabric_port(&p->ports, p->jobid,
 						   p->stepid, k);
-		int64_t until = fabric_now_ms() + TRY_CONNECT_MS;
+		struct sn_deadline until =
+			sn_deadline_min(sn_deadline_in(TRY_CONNECT_MS), deadline);
 		struct sn_fabric_msg reply;
 		struct sn_error e = { "" };
 		char line[SN_FABRIC_MSG_MAX], where[FABRIC_ADDR_MAX + 8];
 		int fd = -1, r;
 
-		if (until > deadline_ms)
-			until = deadline_ms;
 		if (!(impostor & (1ULL << k)))
 			fd = dial(p, port, until, err);
 		if (fd == -2)
@@ -100,9 +100,8 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 		}
 		if (fd >= 0) {
 			c->rlen = 0;
-			until = fabric_now_ms() + TRY_REPLY_MS;
-			if (until > deadline_ms)
-				until = deadline_ms;
+			until = sn_deadline_min(sn_deadline_in(TRY_REPLY_MS),
+						deadline);
 			r = fabric_recv_line(fd, c->rbuf, &c->rlen, until, line,
 					     &e);
 			if (r > 0 && fabric_open_sealed(fd, line, p, &reply, &e) ==
@@ -128,8 +127,7 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 		if (++k == p->attempts) {
 			/* A full round without the root: it may not listen yet. */
 			k = 0;
-			poll(NULL, 0, (int)round_ms < fabric_ms_left(deadline_ms) ?
-				      (int)round_ms : fabric_ms_left(deadline_ms));
+			poll(NULL, 0, sn_deadline_poll_ms(deadline, (int)round_ms));
 			if (round_ms < 500)
 				round_ms *= 2;
 		}
@@ -177,7 +175,7 @@ static bool root_says_sense(const struct fabric_plan *p,
 int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		      uint32_t local_status, const char *local_text,
 		      const unsigned char *nccl_id,
-		      int64_t deadline_ms, struct fabric_go *go,
+		      struct sn_deadline deadline, struct fabric_go *go,
 		      struct fabric_outcome *out, struct sn_error *err)
 {
 	struct sn_fabric_msg m = { .type = SN_FMSG_HELLO };
@@ -223,7 +221,7 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 					   "failed: %s", err->msg);
 			return -1;
 		}
-		fabric_root_gather(c, fabric_root_join_deadline(deadline_ms));
+		fabric_root_gather(c, fabric_root_join_deadline(deadline));
 		/* Late or stray connections are not ours to serve. */
 		close(c->listen_fd);
 		c->listen_fd = -1;
@@ -241,14 +239,14 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 	 * port: trying longer cannot succeed, and stopping there leaves this
 	 * node the time to name the root before the watchdog's hard deadline.
 	 */
-	if (member_connect(c, &m, fabric_root_join_deadline(deadline_ms),
+	if (member_connect(c, &m, fabric_root_join_deadline(deadline),
 			   &squatted, err) < 0) {
 		fabric_set_outcome(out, squatted ? SN_WARMUP_FABRIC_SETUP :
 				   SN_WARMUP_TIMEOUT, 0,
 				   "could not be reached: %s", err->msg);
 		return -1;
 	}
-	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
+	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline, &m, err);
 	if (r > 0 && !root_says_sense(plan, &m)) {
 		sn_error_set(err, "the fabric root sent %s outside the step's bounds",
 			     sn_fabric_msg_name(m.type));
@@ -297,7 +295,8 @@ int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out)
 		/* The VERDICT may have come in one read with GO. */
 		if (!memchr(c->rbuf, '\n', c->rlen) && poll(&pfd, 1, 0) != 1)
 			return 0;
-		r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, fabric_now_ms(), &m, &e);
+		r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, sn_deadline_in(0),
+				    &m, &e);
 		if (r > 0 && !root_says_sense(&c->plan, &m))
 			r = -1;
 		if (r > 0 && m.type == SN_FMSG_VERDICT) {
@@ -316,7 +315,8 @@ int fabric_coord_watch(struct fabric_coord *c, struct fabric_outcome *out)
 }
 
 int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
-			double busbw, const char *text, int64_t deadline_ms,
+			double busbw, const char *text,
+			struct sn_deadline deadline,
 			struct fabric_outcome *out, struct sn_error *err)
 {
 	struct sn_fabric_msg m = { .type = SN_FMSG_DONE, .status = status,
@@ -333,7 +333,7 @@ int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
 			c->verdict_known = true;
 			fabric_root_tell(c);
 		}
-		fabric_root_collect(c, fabric_root_join_deadline(deadline_ms));
+		fabric_root_collect(c, fabric_root_join_deadline(deadline));
 		if (!c->verdict_known) {
 			fabric_root_verdict(c, status, m.text, &c->verdict);
 			c->verdict_known = true;
@@ -348,7 +348,7 @@ int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
 		*out = c->verdict;
 		return 0;
 	}
-	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline_ms, &m, err);
+	r = fabric_recv_msg(c->fd, c->rbuf, &c->rlen, deadline, &m, err);
 	if (r > 0 && m.type == SN_FMSG_VERDICT && root_says_sense(&c->plan, &m)) {
 		fabric_set_outcome(out, m.status, m.blame, "%s", m.text);
 		return 0;

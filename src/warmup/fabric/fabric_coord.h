@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "error.h"
 #include "fabric_addr.h"
 #include "fabric_auth.h"
@@ -79,7 +80,7 @@ struct fabric_coord {
 	struct fabric_conn *conns;	/* root: one per node index */
 	char rbuf[SN_FABRIC_MSG_MAX];
 	size_t rlen;
-	int64_t join_started_ms;	/* root: when it began to listen */
+	double join_started_ms;		/* root: sn_clock_ms() at listen */
 	unsigned int arrived;		/* root: DONEs so far */
 	/* The step's verdict, once known (early: a node failed). */
 	bool verdict_known;
@@ -94,9 +95,6 @@ struct fabric_go {
 	unsigned char nccl_id[SN_FABRIC_NCCL_ID_BYTES];
 };
 
-/* Milliseconds on the monotonic clock. */
-int64_t fabric_now_ms(void);
-
 /*
  * Joins the step's fabric warmup with this node's LOCAL_STATUS (0 ok,
  * else the node-local check's exit code; LOCAL_TEXT says why).  The
@@ -110,7 +108,7 @@ int64_t fabric_now_ms(void);
 int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
 		      uint32_t local_status, const char *local_text,
 		      const unsigned char *nccl_id,
-		      int64_t deadline_ms, struct fabric_go *go,
+		      struct sn_deadline deadline, struct fabric_go *go,
 		      struct fabric_outcome *out, struct sn_error *err);
 
 /*
@@ -120,7 +118,8 @@ int fabric_coord_join(struct fabric_coord *c, const struct fabric_plan *plan,
  * never blamed.
  */
 int fabric_coord_finish(struct fabric_coord *c, uint32_t status,
-			double busbw, const char *text, int64_t deadline_ms,
+			double busbw, const char *text,
+			struct sn_deadline deadline,
 			struct fabric_outcome *out, struct sn_error *err);
 
 /*

@@ -14,22 +14,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "fabric_io.h"
 #include "hostlist.h"
-
-/* The project's one monotonic clock (core/clock.c), in whole ms. */
-int64_t fabric_now_ms(void)
-{
-	return (int64_t)sn_clock_ms();
-}
-
-int fabric_ms_left(int64_t deadline_ms)
-{
-	int64_t left = deadline_ms - fabric_now_ms();
-
-	return left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
-}
 
 socklen_t fabric_make_addr(const char *addr, unsigned int port,
 			   struct sockaddr_storage *ss)
@@ -243,8 +229,9 @@ int fabric_fill(int fd, char *buf, size_t *blen)
 }
 
 /* Waits for one message on FD: 1 got MSG, 0 timeout, -1 EOF/garbage. */
-int fabric_recv_line(int fd, char *buf, size_t *blen, int64_t deadline_ms,
-		     char *line, struct sn_error *err)
+int fabric_recv_line(int fd, char *buf, size_t *blen,
+		     struct sn_deadline deadline, char *line,
+		     struct sn_error *err)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -257,7 +244,8 @@ int fabric_recv_line(int fd, char *buf, size_t *blen, int64_t deadline_ms,
 				     SN_FABRIC_MSG_MAX);
 			return -1;
 		}
-		r = poll(&pfd, 1, fabric_ms_left(deadline_ms));
+		r = poll(&pfd, 1, sn_deadline_poll_ms(deadline,
+						      FABRIC_POLL_MAX_MS));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0)
@@ -269,11 +257,12 @@ int fabric_recv_line(int fd, char *buf, size_t *blen, int64_t deadline_ms,
 	}
 }
 
-int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
-		    struct sn_fabric_msg *msg, struct sn_error *err)
+int fabric_recv_msg(int fd, char *buf, size_t *blen,
+		    struct sn_deadline deadline, struct sn_fabric_msg *msg,
+		    struct sn_error *err)
 {
 	char line[SN_FABRIC_MSG_MAX];
-	int r = fabric_recv_line(fd, buf, blen, deadline_ms, line, err);
+	int r = fabric_recv_line(fd, buf, blen, deadline, line, err);
 
 	if (r <= 0)
 		return r;

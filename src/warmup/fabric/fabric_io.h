@@ -36,8 +36,8 @@ struct fabric_conn {
  * the whole range, else "A-B" (or "A-HI and LO-B" where they wrap).
  */
 void fabric_candidates(const struct fabric_plan *p, char *out, size_t len);
-/* Milliseconds to DEADLINE_MS, 0 when past (at most a minute). */
-int fabric_ms_left(int64_t deadline_ms);
+/* The longest single poll of the coordination (sn_deadline_poll_ms). */
+#define FABRIC_POLL_MAX_MS 60000
 /* ADDR (numeric) and PORT into SS; 0 if ADDR is not numeric. */
 socklen_t fabric_make_addr(const char *addr, unsigned int port,
 			   struct sockaddr_storage *ss);
@@ -64,10 +64,12 @@ enum fabric_unseal fabric_open_sealed(int fd, const char *line,
 int fabric_take_line(char *buf, size_t *blen, char *line);
 int fabric_fill(int fd, char *buf, size_t *blen);
 /* Waits for one line on FD: 1 got LINE, 0 timeout, -1 EOF/too long. */
-int fabric_recv_line(int fd, char *buf, size_t *blen, int64_t deadline_ms,
-		     char *line, struct sn_error *err);
-int fabric_recv_msg(int fd, char *buf, size_t *blen, int64_t deadline_ms,
-		    struct sn_fabric_msg *msg, struct sn_error *err);
+int fabric_recv_line(int fd, char *buf, size_t *blen,
+		     struct sn_deadline deadline, char *line,
+		     struct sn_error *err);
+int fabric_recv_msg(int fd, char *buf, size_t *blen,
+		    struct sn_deadline deadline, struct sn_fabric_msg *msg,
+		    struct sn_error *err);
 /*
  * A connection from ADDR that was not the step's (WHY): counted, and
  * logged to syslog (LOG_AUTHPRIV) once per address for the first
@@ -81,13 +83,13 @@ void fabric_set_outcome(struct fabric_outcome *out, uint32_t status,
 
 /* The root's side (fabric_root.c). */
 int fabric_root_listen(struct fabric_coord *c, struct sn_error *err);
-void fabric_root_gather(struct fabric_coord *c, int64_t deadline_ms);
+void fabric_root_gather(struct fabric_coord *c, struct sn_deadline deadline);
 int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 		       const char *local_text, const unsigned char *nccl_id,
 		       struct fabric_go *go,
 		       struct fabric_outcome *out, struct sn_error *err);
-int64_t fabric_root_join_deadline(int64_t deadline_ms);
-void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms);
+struct sn_deadline fabric_root_join_deadline(struct sn_deadline deadline);
+void fabric_root_collect(struct fabric_coord *c, struct sn_deadline deadline);
 void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
 			 const char *text, struct fabric_outcome *out);
 /* Reads what member I sent (a DONE, or EOF); true if it failed or died. */

@@ -43,7 +43,7 @@ int fabric_root_listen(struct fabric_coord *c, struct sn_error *err)
 		    listen(fd, SOMAXCONN) == 0) {
 			c->listen_fd = fd;
 			c->port = port;
-			c->join_started_ms = fabric_now_ms();
+			c->join_started_ms = sn_clock_ms();
 			return 0;
 		}
 		close(fd);
@@ -106,7 +106,7 @@ static const char *hello_problem(const struct fabric_coord *c,
 
 struct pending {
 	int fd;
-	int64_t until;		/* its sealed HELLO by then, or closed */
+	struct sn_deadline until;	/* its sealed HELLO by then, or closed */
 	char addr[FABRIC_ADDR_MAX];
 	char rbuf[SN_FABRIC_MSG_MAX];
 	size_t rlen;
@@ -204,7 +204,8 @@ static void accept_all(struct fabric_coord *c, struct pending_set *ps)
 		}
 		if (ps->n == ps->cap) {
 			for (i = 1; i < ps->n; i++)
-				if (ps->p[i].until < ps->p[oldest].until)
+				if (ps->p[i].until.at_ms <
+				    ps->p[oldest].until.at_ms)
 					oldest = i;
 			if (ps->n == 0) {
 				close(fd);
@@ -215,14 +216,14 @@ static void accept_all(struct fabric_coord *c, struct pending_set *ps)
 			drop_pending(ps, oldest);
 		}
 		ps->p[ps->n] = (struct pending){
-			.fd = fd, .until = fabric_now_ms() + FIRST_LINE_MS };
+			.fd = fd, .until = sn_deadline_in(FIRST_LINE_MS) };
 		fabric_peer_addr(fd, ps->p[ps->n].addr, sizeof(ps->p[ps->n].addr));
 		ps->n++;
 	}
 }
 
 /* Accepts and identifies members until all joined or the deadline. */
-void fabric_root_gather(struct fabric_coord *c, int64_t deadline_ms)
+void fabric_root_gather(struct fabric_coord *c, struct sn_deadline deadline)
 {
 	struct pending_set ps = { NULL, 0, 0 };
 	struct pollfd *pfd = NULL;
@@ -231,20 +232,19 @@ void fabric_root_gather(struct fabric_coord *c, int64_t deadline_ms)
 
 	/* Non-blocking: accept_all drains a burst and stops. */
 	fcntl(c->listen_fd, F_SETFL, O_NONBLOCK);
-	while (joined + 1 < c->plan.nodes && fabric_ms_left(deadline_ms) > 0) {
-		int64_t now = fabric_now_ms(), wake = deadline_ms;
+	while (joined + 1 < c->plan.nodes && !sn_deadline_expired(deadline)) {
+		struct sn_deadline wake = deadline;
 		int r;
 
 		/* Strangers that said nothing in time go first. */
 		for (i = 0; i < ps.n;) {
-			if (ps.p[i].until <= now) {
+			if (sn_deadline_expired(ps.p[i].until)) {
 				fabric_stranger(c, ps.p[i].addr,
 						"sent no sealed HELLO within 1 s");
 				drop_pending(&ps, i);
 				continue;
 			}
-			if (ps.p[i].until < wake)
-				wake = ps.p[i].until;
+			wake = sn_deadline_min(wake, ps.p[i].until);
 			i++;
 		}
 		if (pfd_cap < ps.n + 1) {
@@ -259,7 +259,8 @@ void fabric_root_gather(struct fabric_coord *c, int64_t deadline_ms)
 		for (i = 0; i < ps.n; i++)
 			pfd[i + 1] = (struct pollfd){ .fd = ps.p[i].fd,
 						      .events = POLLIN };
-		r = poll(pfd, ps.n + 1, fabric_ms_left(wake));
+		r = poll(pfd, ps.n + 1, sn_deadline_poll_ms(wake,
+							    FABRIC_POLL_MAX_MS));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -312,7 +313,7 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 	} else if (missing != SN_FABRIC_NO_BLAME) {
 		fabric_set_outcome(out, SN_WARMUP_TIMEOUT, missing,
 				   "never joined within %.0f s (its helper did not start, or cannot reach %s's fabric port %u)",
-				   (double)(fabric_now_ms() - c->join_started_ms) / 1e3,
+				   (sn_clock_ms() - c->join_started_ms) / 1e3,
 				   p->node, c->port);
 	} else if (!nccl_id) {
 		fabric_set_outcome(out, SN_WARMUP_INTERNAL, p->index,
@@ -355,11 +356,11 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 }
 
 /* Join deadline of the root: leaves the members time to hear ABORT. */
-int64_t fabric_root_join_deadline(int64_t deadline_ms)
+struct sn_deadline fabric_root_join_deadline(struct sn_deadline deadline)
 {
-	int64_t left = deadline_ms - fabric_now_ms(), margin = left / 5;
+	int64_t margin = sn_deadline_left_ms(deadline) / 5;
 
-	return deadline_ms - (margin > 1000 ? 1000 : margin);
+	return sn_deadline_earlier(deadline, margin > 1000 ? 1000 : margin);
 }
 
 /* Root: the node at fault after the collectives, from every DONE. */
@@ -440,7 +441,7 @@ bool fabric_root_read_done(struct fabric_coord *c, uint32_t i)
 	struct fabric_conn *fc = &c->conns[i];
 	struct sn_error e;
 	bool failed = false;
-	int r = fabric_recv_msg(fc->fd, fc->rbuf, &fc->rlen, fabric_now_ms(),
+	int r = fabric_recv_msg(fc->fd, fc->rbuf, &fc->rlen, sn_deadline_in(0),
 				&fc->done, &e);
 
 	if (r > 0 && fc->done.type == SN_FMSG_DONE) {
@@ -468,7 +469,7 @@ bool fabric_root_read_done(struct fabric_coord *c, uint32_t i)
 }
 
 /* Root: collects every member's DONE until all came or the deadline. */
-void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms)
+void fabric_root_collect(struct fabric_coord *c, struct sn_deadline deadline)
 {
 	const struct fabric_plan *p = &c->plan;
 	struct pollfd *pfd = calloc(p->nodes, sizeof(*pfd));
@@ -490,7 +491,9 @@ void fabric_root_collect(struct fabric_coord *c, int64_t deadline_ms)
 						  .events = POLLIN };
 			waiting += open;
 		}
-		if (!waiting || poll(pfd, p->nodes, fabric_ms_left(deadline_ms)) <= 0)
+		if (!waiting ||
+		    poll(pfd, p->nodes,
+			 sn_deadline_poll_ms(deadline, FABRIC_POLL_MAX_MS)) <= 0)
 			break;
 		for (i = 0; i < p->nodes; i++)
 			if (pfd[i].revents)

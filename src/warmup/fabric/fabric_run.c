@@ -47,7 +47,7 @@ struct fabric_run {
 	struct fabric_coord coord;
 	bool joined;		/* coord is open */
 	int log_fd;		/* NCCL_DEBUG_FILE's memfd, or -1 */
-	double watched;		/* wu_now() of the last look at the others */
+	double watched_ms;	/* sn_clock_ms() of the last look at the others */
 };
 
 /* Node INDEX's name, from the step's node list. */
@@ -106,9 +106,9 @@ static int peer_failed(struct wu_run *run)
 	struct fabric_outcome out;
 
 	/* Every 2 ms at most: the root looks at every node's socket. */
-	if (!fr || !fr->joined || wu_now() - fr->watched < 0.002)
+	if (!fr || !fr->joined || sn_clock_ms() - fr->watched_ms < 2)
 		return 0;
-	fr->watched = wu_now();
+	fr->watched_ms = sn_clock_ms();
 	if (!fabric_coord_watch(&fr->coord, &out))
 		return 0;
 	return apply_verdict(run, &out, SN_WARMUP_PEER_FAILED);
@@ -276,7 +276,7 @@ static int join(struct wu_run *run, struct fabric_run *fr, int local)
 	r = fabric_coord_join(&fr->coord, &fr->plan, (uint32_t)local,
 			      local ? run->message : "",
 			      run->fabric.has_nccl_id ? run->fabric.nccl_id : NULL,
-			      (int64_t)(run->deadline * 1e3), &go, &out, &e);
+			      run->deadline, &go, &out, &e);
 	fr->joined = true;
 	pthread_mutex_lock(&run->lock);
 	f->refused = fr->coord.strangers.refused;
@@ -371,7 +371,7 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 	if (fabric_coord_finish(&fr.coord, (uint32_t)code,
 				run->busbw_measured ? run->busbw_gbps : 0,
 				code ? run->message : "",
-				(int64_t)(run->deadline * 1e3), &out, &e) < 0) {
+				run->deadline, &out, &e) < 0) {
 		if (!code)
 			code = wu_fail(run, SN_WARMUP_TIMEOUT,
 				       "fabric warmup: %s", e.msg);
