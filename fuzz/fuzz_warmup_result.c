@@ -24,7 +24,6 @@ static void check_result(const struct sn_warmup_result *r)
 	FUZZ_CHECK(r->exit_code >= 0 && r->exit_code <= 255);
 	FUZZ_CHECK(r->n_gpus <= SN_RESULT_MAX_GPUS);
 	TERMINATED(r->status);
-	TERMINATED(r->mode);
 	TERMINATED(r->message);
 	TERMINATED(r->summary);
 	TERMINATED(r->note);

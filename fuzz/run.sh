@@ -70,7 +70,9 @@ build_all() {
 		$(find "$src/src/core" -mindepth 1 -type d -printf '-I%p ')
 		-I"$src/fuzz" -I"$src/tests/unit"
 		-fno-omit-frame-pointer -fno-sanitize-recover=all
-		'-DSYSCONFDIR="/etc/slurm"' '-DLIBEXECDIR="/usr/libexec"')
+		'-DSYSCONFDIR="/etc/slurm"' '-DLIBEXECDIR="/usr/libexec"'
+		# configure's AC_INIT defines (the record's "producer")
+		'-DPACKAGE_NAME="spank-nccl"' '-DPACKAGE_VERSION="fuzz"')
 	mkdir -p "$build/obj" || return 1
 	# The core once, instrumented; each harness links it with libFuzzer.
 	for f in "$src"/src/core/*/*.c; do

@@ -21,6 +21,9 @@ packages=(
 	# nccl-warmup --json examples and "spank-nccl-report | jq" lines
 	# (docs_examples.bats, fleet.bats)
 	bats man-db groff-base jq
+	# the fleet records against docs/record.schema.json, with a real
+	# validator (test_record_json_schema.sh, fleet.bats)
+	python3-jsonschema
 	# make distcheck (dist-xz)
 	xz-utils
 	# fuzzing with libFuzzer (fuzz/run.sh, tests/ci.d/40-fuzz.sh)

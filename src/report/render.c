@@ -110,9 +110,10 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 		}
 		printf(",\"group\":\"%s\",\"gpu_count\":%zu", n->group,
 		       n->gpu_count);
-		json_str("gpu_model", n->gpu_model);
-		json_str("nccl_version", n->nccl_version);
-		json_str("driver_version", n->driver_version);
+		/* The newest record's, under the record's keys. */
+		json_str(sn_field_key(SN_F_GPU_MODEL), n->gpu_model);
+		json_str(sn_field_key(SN_F_NCCL_VERSION), n->nccl_version);
+		json_str(sn_field_key(SN_F_DRIVER_VERSION), n->driver_version);
 		printf(",\"runs\":%zu,\"passes\":%zu,\"failures\":%zu,\"reused\":%zu,\"peer_failed\":%zu",
 		       n->runs, n->passes, n->failures, n->reused,
 		       n->peer_failed);

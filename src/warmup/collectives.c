@@ -42,13 +42,14 @@
 #define SENTINEL -1.0f
 #define BCAST_VALUE 7919.0f	/* what the root broadcasts */
 
-static const char *const coll_names[WU_COLL_COUNT] = {
-	"allreduce", "broadcast", "allgather", "reducescatter", "sendrecv",
-};
+/* The names are the result's "collectives" keys (record_schema.c). */
+_Static_assert(WU_COLL_COUNT == SN_RESULT_COLLECTIVES,
+	       "enum wu_coll is the schema's collectives, in order");
 
 const char *wu_coll_name(enum wu_coll op)
 {
-	return (unsigned int)op < WU_COLL_COUNT ? coll_names[op] : "unknown";
+	return (unsigned int)op < WU_COLL_COUNT ?
+	       sn_result_collective_name((int)op) : "unknown";
 }
 
 static CUdeviceptr at(const struct wu_comm *c, int r, size_t idx)

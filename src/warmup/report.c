@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The run's only output: one "spank-nccl: " line on stderr and, with
- * --json, one JSON object on stdout (schema in nccl-warmup(1); read back
- * by sn_warmup_result_parse).  Whichever thread claims run->reporting
+ * --json, one JSON object on stdout (schema in nccl-warmup(1); the keys
+ * the plugin reads or the fleet record shares are record_schema.c's;
+ * read back by sn_warmup_result_parse).  Whichever thread claims run->reporting
  * first (main or watchdog) prints and ends the process.
  */
 #include <grp.h>
@@ -50,9 +51,11 @@ static void add_json_string(struct out *o, const char *s)
 	add(o, "\"%s\"", esc);
 }
 
-static const char *const phase_key[WU_PHASE_COUNT] = {
-	"cuda_init", "contexts", "comm_init", "allreduce", "collectives",
-	"bandwidth", "teardown",
+/* timings_ms's key of each phase. */
+static const enum sn_field phase_key[WU_PHASE_COUNT] = {
+	SN_F_T_CUDA_INIT, SN_F_T_CONTEXTS, SN_F_T_COMM_INIT,
+	SN_F_T_ALLREDUCE, SN_F_T_COLLECTIVES, SN_F_T_BANDWIDTH,
+	SN_F_T_TEARDOWN,
 };
 static const char *const phase_label[WU_PHASE_COUNT] = {
 	"cuda", "contexts", "comm init", "all-reduce", "collectives",
@@ -165,32 +168,41 @@ static void add_json_or_null(struct out *o, const char *s)
 		add(o, "null");
 }
 
+/* SEP"KEY": with the schema table's key of F. */
+static void add_key(struct out *o, const char *sep, enum sn_field f)
+{
+	add(o, "%s\"%s\":", sep, sn_field_key(f));
+}
+
 /* The keys issue-14 added to schema version 1 (readers ignore unknown
  * keys; every one is null when not known). */
 static void build_json_libraries(const struct wu_run *s, struct out *o)
 {
-	add(o, ",\"driver_version\":");
+	add_key(o, ",", SN_F_DRIVER_VERSION);
 	add_json_or_null(o, s->driver_version);
+	add_key(o, ",", SN_F_CUDA_DRIVER_VERSION);
 	if (s->cuda_driver_version > 0)
-		add(o, ",\"cuda_driver_version\":%d", s->cuda_driver_version);
+		add(o, "%d", s->cuda_driver_version);
 	else
-		add(o, ",\"cuda_driver_version\":null");
-	add(o, ",\"nccl_path\":");
+		add(o, "null");
+	add_key(o, ",", SN_F_NCCL_PATH);
 	add_json_or_null(o, s->nccl_path);
-	add(o, ",\"nccl_source\":");
+	add_key(o, ",", SN_F_NCCL_SOURCE);
 	add_json_or_null(o, wu_nccl_source_name(s->nccl_source));
-	add(o, ",\"collectives\":{");
+	add_key(o, ",", SN_F_COLLECTIVES);
+	add(o, "{");
 	for (int op = 0, first = 1; op < WU_COLL_COUNT; op++) {
 		if (!s->coll_done[op])
 			continue;
 		add(o, "%s\"%s\":%.1f", first ? "" : ",",
-		    wu_coll_name((enum wu_coll)op), s->coll_ms[op]);
+		    sn_result_collective_name(op), s->coll_ms[op]);
 		first = 0;
 	}
 	add(o, "}");
-	if (s->failed_op >= 0)
-		add(o, ",\"failed_op\":\"%s\"",
-		    wu_coll_name((enum wu_coll)s->failed_op));
+	if (s->failed_op >= 0) {
+		add_key(o, ",", SN_F_FAILED_OP);
+		add(o, "\"%s\"", wu_coll_name((enum wu_coll)s->failed_op));
+	}
 }
 
 /* Mode fabric only: the step's communicator and the node at fault. */
@@ -198,8 +210,9 @@ static void build_json_fabric(const struct wu_run *s, struct out *o)
 {
 	const struct wu_fabric *f = &s->fabric;
 
-	add(o, ",\"fabric\":{\"nodes\":%u,\"node_index\":%u",
-	    s->opt.step.nodes, s->opt.step.node_index);
+	add_key(o, ",", SN_F_FABRIC);
+	add(o, "{\"nodes\":%u,\"node_index\":%u", s->opt.step.nodes,
+	    s->opt.step.node_index);
 	if (f->nranks)
 		add(o, ",\"ranks\":%d,\"rank_base\":%d", f->nranks,
 		    f->rank_base);
@@ -211,13 +224,16 @@ static void build_json_fabric(const struct wu_run *s, struct out *o)
 	add_json_or_null(o, f->coordinator);
 	/* Connections that were not the step's, refused unanswered. */
 	add(o, ",\"refused_connections\":%u", f->refused);
-	if (f->blamed) {
-		add(o, ",\"blame_index\":%u,\"blame_node\":", f->blame_index);
+	if (f->blamed)
+		add(o, ",\"blame_index\":%u", f->blame_index);
+	else
+		add(o, ",\"blame_index\":null");
+	add_key(o, ",", SN_F_BLAME_NODE);
+	if (f->blamed)
 		add_json_string(o, f->blame_node);
-		add(o, "}");
-	} else {
-		add(o, ",\"blame_index\":null,\"blame_node\":null}");
-	}
+	else
+		add(o, "null");
+	add(o, "}");
 }
 
 static void build_json(const struct wu_run *s, int code, double now,
@@ -228,55 +244,66 @@ static void build_json(const struct wu_run *s, int code, double now,
 	int n_groups;
 	double ms;
 
-	add(o, "{\"version\":1,\"node\":");
+	add_key(o, "{", SN_F_VERSION);
+	add(o, "1");
+	add_key(o, ",", SN_F_NODE);
 	add_json_string(o, s->opt.node);
-	add(o, ",\"mode\":\"%s\",\"status\":\"%s\",\"exit_code\":%d,\"message\":",
-	    sn_warmup_mode_name(s->opt.mode), sn_warmup_exit_status(code), code);
+	add_key(o, ",", SN_F_MODE);
+	add(o, "\"%s\"", sn_warmup_mode_name(s->opt.mode));
+	add_key(o, ",", SN_F_STATUS);
+	add(o, "\"%s\"", sn_warmup_exit_status(code));
+	add_key(o, ",", SN_F_EXIT_CODE);
+	add(o, "%d", code);
+	add_key(o, ",", SN_F_MESSAGE);
 	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
-	add(o, ",\"note\":");
+	add_key(o, ",", SN_F_NOTE);
 	add_json_string(o, s->note);
-	add(o, ",\"summary\":");
+	add_key(o, ",", SN_F_SUMMARY);
 	add_json_string(o, summary);
-	add(o, ",\"nccl_version\":");
-	if (s->nccl_version[0])
-		add_json_string(o, s->nccl_version);
-	else
-		add(o, "null");
+	add_key(o, ",", SN_F_NCCL_VERSION);
+	add_json_or_null(o, s->nccl_version);
 	build_json_libraries(s, o);
 	add(o, ",\"cuda_visible_devices\":");
 	if (s->cvd_set)
 		add_json_string(o, s->cvd);
 	else
 		add(o, "null");
-	add(o, ",\"gpus\":[");
+	add_key(o, ",", SN_F_GPUS);
+	add(o, "[");
 	for (size_t i = 0; i < s->n_gpus; i++) {
-		add(o, "%s{\"index\":%d,\"busid\":", i ? "," : "",
-		    s->gpus[i].index);
+		add_key(o, i ? ",{" : "{", SN_F_GPU_INDEX);
+		add(o, "%d", s->gpus[i].index);
+		add_key(o, ",", SN_F_GPU_BUSID);
 		add_json_string(o, s->gpus[i].busid);
-		add(o, ",\"uuid\":");
+		add_key(o, ",", SN_F_GPU_UUID);
 		add_json_string(o, s->gpus[i].uuid);
-		add(o, ",\"name\":");
+		add_key(o, ",", SN_F_GPU_NAME);
 		add_json_string(o, s->gpu_names[i]);
-		add(o, ",\"mig\":%s,\"nccl_mem_mib\":", s->gpus[i].mig ? "true" : "false");
+		add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
+		add_key(o, ",", SN_F_GPU_NCCL_MEM_MIB);
 		if (s->mem_measured)
 			add(o, "%lld}", s->nccl_mem_mib[i]);
 		else
 			add(o, "null}");
 	}
-	add(o, "],\"timings_ms\":{");
+	add(o, "]");
+	add_key(o, ",", SN_F_TIMINGS);
+	add(o, "{");
 	for (int p = 0; p < WU_PHASE_COUNT; p++) {
+		add_key(o, "", phase_key[p]);
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
-			add(o, "\"%s\":%.1f,", phase_key[p], ms);
+			add(o, "%.1f,", ms);
 		else
-			add(o, "\"%s\":null,", phase_key[p]);
+			add(o, "null,");
 	}
-	add(o, "\"total\":%.1f}", now - s->t_start_ms);
+	add_key(o, "", SN_F_T_TOTAL);
+	add(o, "%.1f}", now - s->t_start_ms);
+	add_key(o, ",", SN_F_BUSBW);
 	if (s->busbw_measured)
-		add(o, ",\"busbw_gbps\":%.3f,\"bytes\":%llu", s->busbw_gbps,
-		    s->opt.bytes);
+		add(o, "%.3f,\"bytes\":%llu", s->busbw_gbps, s->opt.bytes);
 	else
-		add(o, ",\"busbw_gbps\":null");
-	add(o, ",\"transport\":");
+		add(o, "null");
+	add_key(o, ",", SN_F_TRANSPORT);
 	add_json_or_null(o, s->transport);
 	if (s->fabric.active)
 		build_json_fabric(s, o);

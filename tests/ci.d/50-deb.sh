@@ -125,6 +125,7 @@ check "$pkg: plugin in Slurm's plugin directory: $plugin" has "$plugin"
 check "$pkg: profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-profiles.conf
 check "$pkg: fleet report: /usr/bin/spank-nccl-report" has /usr/bin/spank-nccl-report
 check "$pkg: logrotate snippet" has /usr/share/spank-nccl/spank-nccl.logrotate
+check "$pkg: the record's JSON Schema" has /usr/share/spank-nccl/record.schema.json
 check "$wpkg: helper in libexec: /usr/libexec/nccl-warmup" whas /usr/libexec/nccl-warmup
 check "$wpkg: Prolog in libexec: /usr/libexec/nccl-warmup-prolog" \
 	whas /usr/libexec/nccl-warmup-prolog
@@ -247,6 +248,8 @@ if [ "$rpm_checks" = 1 ]; then
 		wrpm_has() { grep -qE "$1" <<<"$wrpm_files" || { echo "no $1 in ${wrpmfile:-the $wpkg RPM (not built)}"; return 1; }; }
 		rpm_no_libexec() { ! grep '/libexec/' <<<"$rpm_files"; }
 		check "the RPM has the plugin in Slurm's plugin dir" rpm_has '/slurm/spank_nccl\.so$'
+		check "the RPM has the record's JSON Schema" \
+			rpm_has '/spank-nccl/record\.schema\.json$'
 		check "the RPM has the profile file as a config file" \
 			sh -c "rpm -qpc '$rpmfile' | grep -qx /etc/slurm/nccl-profiles.conf"
 		wrpm_helper() {

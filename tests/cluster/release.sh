@@ -36,11 +36,13 @@ SN_RELEASES="22.05 24.11 26.05"
 # Debian packages every release root gets (the host gets its own list in
 # tests/install-deps.sh).  Changing this list rebuilds the roots.  jq:
 # docs_examples.bats checks the JSON of the docs' nccl-warmup --json
-# examples; nhc.bats builds LBNL NHC with autoconf/automake/make.
+# examples; nhc.bats builds LBNL NHC with autoconf/automake/make;
+# python3-jsonschema: make check validates records against
+# docs/record.schema.json (test_record_json_schema.sh).
 SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 build-essential autoconf automake libtool pkgconf libcmocka-dev bats
 iproute2 util-linux passwd procps ca-certificates xz-utils
-dpkg-dev debhelper fakeroot man-db groff-base jq"
+dpkg-dev debhelper fakeroot man-db groff-base jq python3-jsonschema"
 
 # The Debian suite that ships RELEASE.
 sn_release_suite() {

@@ -7,7 +7,9 @@
 # Debian's real prometheus-node-exporter and parsed by promtool; the admin
 # report flags the node made slow (and the docs' "spank-nccl-report ... |
 # jq" lines run on the records); forged helper output cannot add records
-# or metric lines; a failing sink never fails the step.
+# or metric lines; a failing sink never fails the step.  Every record, of
+# every mode, pass or fail, matches the published JSON Schema
+# (docs/record.schema.json) under a real validator (python3-jsonschema).
 #
 # Node n3 is made slow with the fake NCCL: warmup_helper= points at a
 # wrapper that sets FAKE_NCCL_BUSBW_GBPS from the node's host name (the
@@ -114,6 +116,20 @@ for line in sys.stdin:
     print(v)' "$1"
 }
 
+# The record lines on stdin match docs/record.schema.json, checked by
+# python3-jsonschema (helpers/validate-record.py); $1 names them.  Without
+# the validator the test is skipped (CI=true: the script fails instead).
+validate_records() {
+	local out rc
+	out=$(python3 "$SN_SRC_DIR/tests/integration/helpers/validate-record.py" \
+		"$SN_SRC_DIR/docs/record.schema.json" - 2>&1)
+	rc=$?
+	[ "$rc" -ne 77 ] || skip "$out"
+	[ "$rc" -eq 0 ] ||
+		sn_fail "$1 do not match docs/record.schema.json: $out"
+	echo "# $1: $out" >&3
+}
+
 # Value of sample $1 (a full series name) in Prometheus text $2.
 sample() {
 	awk -v s="$1" '$1 == s { print $2 }' <<<"$2"
@@ -173,6 +189,7 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 		sn_fail "busbw per node: $lines"
 	[ "$(stat -c %a "$(records)")" = 640 ] || sn_fail "mode $(stat -c %a "$(records)")"
 	[ "$(stat -c %u "$(records)")" = 0 ] || sn_fail "records not root's"
+	validate_records "bandwidth records" <<<"$lines"
 }
 
 @test "fleet: a failing warmup records its class and message, the step still fails" {
@@ -191,6 +208,7 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	[ "$(field exit_code <<<"$lines" | sort -u)" = 3 ] || sn_fail "$lines"
 	field message <<<"$lines" | grep -q 'duplicate PCI bus ID' ||
 		sn_fail "message: $lines"
+	validate_records "failure records" <<<"$lines"
 }
 
 @test "fleet: a reused pass is recorded as reused, without touching the metrics" {
@@ -216,6 +234,7 @@ S
 	# The metrics count the one real warmup, not the reuse.
 	[ "$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom")" -eq $((${before:-0} + 1)) ] ||
 		sn_fail "passes_total (was ${before:-0}): $(cat "$prom")"
+	validate_records "batch and reused records" <<<"$lines"
 }
 
 @test "fleet: node_exporter serves n3's metrics; promtool accepts the scrape" {
@@ -365,6 +384,7 @@ J
 	[ "$(grep -c '^spank_nccl_warmup_last_success ' <<<"$text")" -eq 1 ] ||
 		sn_fail "$text"
 	[ "$(grep -c '^spank_nccl_warmup_info' <<<"$text")" -eq 1 ] || sn_fail "$text"
+	validate_records "records of forged helper output" <<<"$lines"
 }
 
 @test "fleet: a full, missing or read-only sink never fails the step" {
@@ -459,6 +479,43 @@ J
 		sn_fail "$lines"
 	promtool check metrics <"$(prom_dir n1)/spank_nccl.prom" ||
 		sn_fail "Prolog's .prom file"
+	validate_records "Prolog records" <<<"$lines"
+}
+
+@test "fleet: check and fabric records (a pass, a blamed peer) match the JSON Schema, as does the whole file" {
+	local job lines
+	sn_fake_env ok
+	run --separate-stderr sn_srun -N1 -w n1 --gres=gpu:2 \
+		--nccl-warmup=check printenv SLURM_JOB_ID
+	sn_assert_status 0
+	lines=$(job_records "$(head -n1 <<<"$output")")
+	[ "$(field mode <<<"$lines")" = check ] || sn_fail "$lines"
+	validate_records "a check record" <<<"$lines"
+	run --separate-stderr sn_srun -N3 --gres=gpu:2 --nccl-warmup=fabric \
+		printenv SLURM_JOB_ID
+	sn_assert_status 0
+	job=$(head -n1 <<<"$output")
+	lines=$(job_records "$job")
+	[ "$(field mode <<<"$lines" | sort | uniq -c | awk '{print $1, $2}')" = "3 fabric" ] ||
+		sn_fail "fabric records: $lines"
+	[ "$(field transport <<<"$lines" | sort -u)" = NET/Socket ] ||
+		sn_fail "transport: $lines"
+	validate_records "fabric records" <<<"$lines"
+	FAKE_NCCL_INIT_FAIL_HOSTS=n3 run --separate-stderr sn_srun -N3 \
+		--gres=gpu:2 --nccl-warmup=fabric true
+	sn_assert_failed
+	# This step's records are the file's last three lines.
+	lines=$(tail -n3 "$(records)")
+	python3 -c '
+import json, sys
+r = {x["node"]: x for x in map(json.loads, sys.stdin)}
+assert sorted(r) == ["n1", "n2", "n3"], r
+for n in ("n1", "n2"):
+    assert r[n]["class"] == "peer_failed" and r[n]["blame_node"] == "n3", r[n]
+assert r["n3"]["class"] == "nccl_error", r["n3"]' <<<"$lines" ||
+		sn_fail "fabric failure records: $lines"
+	validate_records "fabric failure records" <<<"$lines"
+	validate_records "every record of $(records)" <"$(records)"
 }
 
 @test "fleet: the admin guide's PromQL queries parse (promtool check rules)" {
@@ -512,4 +569,5 @@ sys.exit(rc)
 	# The same line as in the file.
 	[ "$(sed 's/.*spank-nccl: record //' "$got")" = "$(cat "$file")" ] ||
 		sn_fail "syslog: $(cat "$got") file: $(cat "$file")"
+	validate_records "a record without GPUs" <"$file"
 }

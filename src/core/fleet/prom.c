@@ -170,7 +170,7 @@ static void render_last(struct sn_text *t, const struct sn_record *r)
 	for (int i = 0; res && i < SN_RESULT_PHASES; i++)
 		if (isfinite(res->phase_ms[i]) && res->phase_ms[i] >= 0)
 			sn_text_add(t, P "last_phase_duration_seconds{phase=\"%s\"} %.4f\n",
-			    sn_result_phase_names[i], res->phase_ms[i] / 1e3);
+			    sn_result_phase_name(i), res->phase_ms[i] / 1e3);
 	if (!res)
 		return;
 	head(t, "last_nccl_memory_bytes", "gauge",

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writes the fleet record (record.h).  The JSON is built field by field
- * from typed values: strings through sn_json_escape (quotes, backslashes,
- * control characters escaped, non-ASCII replaced), numbers only when
- * finite, so the line is valid JSON whatever the helper printed.
+ * Writes the fleet record (record.h).  The JSON is built from the schema
+ * table (record_schema.c: keys, order, decimals), one typed value per
+ * field: strings through sn_json_escape (quotes, backslashes, control
+ * characters escaped, non-ASCII replaced), numbers only when finite, so
+ * the line is valid JSON whatever the helper printed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,27 +21,10 @@
 #include "textbuf.h"
 #include "helper_protocol.h"
 
-static const char *const class_names[SN_CLASS_COUNT] = {
-	[SN_CLASS_OK] = "ok",
-	[SN_CLASS_USAGE] = "usage",
-	[SN_CLASS_NO_GPUS] = "no_gpus",
-	[SN_CLASS_DUPLICATE_BUSID] = "duplicate_busid",
-	[SN_CLASS_CUDA_ERROR] = "cuda_error",
-	[SN_CLASS_NCCL_ERROR] = "nccl_error",
-	[SN_CLASS_WRONG_RESULT] = "wrong_result",
-	[SN_CLASS_LOW_BANDWIDTH] = "low_bandwidth",
-	[SN_CLASS_TIMEOUT] = "timeout",
-	[SN_CLASS_INTERNAL] = "internal",
-	[SN_CLASS_CRASH] = "crash",
-	[SN_CLASS_HELPER_START] = "helper_start",
-	[SN_CLASS_PEER_FAILED] = "peer_failed",
-	[SN_CLASS_TRANSPORT] = "transport",
-	[SN_CLASS_FABRIC_SETUP] = "fabric_setup",
-};
-
 const char *sn_record_class_name(enum sn_record_class c)
 {
-	return (unsigned int)c < SN_CLASS_COUNT ? class_names[c] : "internal";
+	return sn_record_class_names[(unsigned int)c < SN_CLASS_COUNT ? c :
+				      SN_CLASS_INTERNAL];
 }
 
 enum sn_record_class sn_record_class_of_exit(int code)
@@ -70,30 +54,8 @@ bool sn_record_class_is_own_fault(const char *name)
 	 * (ports taken by other processes, MUNGE down) says nothing of the
 	 * node's GPUs or NCCL.
 	 */
-	return strcmp(name, class_names[SN_CLASS_PEER_FAILED]) != 0 &&
-	       strcmp(name, class_names[SN_CLASS_FABRIC_SETUP]) != 0;
-}
-
-/* "key":"escaped" or "key":null for an empty string. */
-static void emit_str(struct sn_text *l, const char *key, const char *s)
-{
-	char esc[6 * 1024 + 1];
-
-	if (!s || !*s) {
-		sn_text_add(l, ",\"%s\":null", key);
-		return;
-	}
-	sn_json_escape(esc, sizeof(esc), s);
-	sn_text_add(l, ",\"%s\":\"%s\"", key, esc);
-}
-
-/* A value >= 0 with DIGITS decimals, or null (unknown or not finite). */
-static void emit_num(struct sn_text *l, const char *key, double v, int digits)
-{
-	if (!isfinite(v) || v < 0)
-		sn_text_add(l, ",\"%s\":null", key);
-	else
-		sn_text_add(l, ",\"%s\":%.*f", key, digits, v);
+	return strcmp(name, sn_record_class_names[SN_CLASS_PEER_FAILED]) != 0 &&
+	       strcmp(name, sn_record_class_names[SN_CLASS_FABRIC_SETUP]) != 0;
 }
 
 bool sn_record_path_valid(const char *pattern)
@@ -137,126 +99,218 @@ void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,
 	snprintf(buf, cap, "%s", res->gpus[0].name);
 }
 
-static void emit_gpus(struct sn_text *l, const struct sn_warmup_result *res)
-{
-	char model[96];
+/*
+ * One value of the record, as field_value() gives it: its JSON type (one
+ * SN_T_* of the field's) and content.  Unknown values are null.
+ */
+struct value {
+	unsigned int type;
+	const char *s;		/* SN_T_STRING */
+	long long i;		/* SN_T_INTEGER */
+	double n;		/* SN_T_NUMBER, written with the field's decimals */
+	bool b;			/* SN_T_BOOLEAN */
+	size_t count;		/* SN_T_ARRAY: its items */
+};
 
-	sn_record_gpu_model(res, model, sizeof(model));
-	sn_text_add(l, ",\"gpu_count\":%zu", res ? res->n_gpus : (size_t)0);
-	emit_str(l, "gpu_model", model);
-	sn_text_add(l, ",\"gpus\":[");
-	for (size_t i = 0; res && i < res->n_gpus; i++) {
-		sn_text_add(l, "%s{\"index\":%d", i ? "," : "", res->gpus[i].index);
-		emit_str(l, "busid", res->gpus[i].busid);
-		emit_str(l, "uuid", res->gpus[i].uuid);
-		emit_str(l, "name", res->gpus[i].name);
-		emit_num(l, "nccl_mem_mib", res->gpus[i].nccl_mem_mib, 1);
-		sn_text_add(l, "}");
-	}
-	sn_text_add(l, "]");
+struct format_ctx {
+	const struct sn_record *r;
+	const struct sn_warmup_result *res;	/* NULL: no result parsed */
+	char stamp[40];				/* "time" */
+	char model[96];				/* "gpu_model" */
+};
+
+static const struct value null_value = { .type = SN_T_NULL };
+
+/* A string; an empty one is unknown. */
+static struct value str(const char *s)
+{
+	return s && *s ? (struct value){ .type = SN_T_STRING, .s = s } :
+			 null_value;
 }
 
-static void emit_result(struct sn_text *l, const struct sn_warmup_result *res)
+/* A count or id; negative is unknown. */
+static struct value integer(long long v)
 {
-	emit_str(l, "driver_version", res ? res->driver_version : NULL);
-	if (res && res->cuda_driver_version >= 0)
-		sn_text_add(l, ",\"cuda_driver_version\":%ld",
-		     res->cuda_driver_version);
-	else
-		sn_text_add(l, ",\"cuda_driver_version\":null");
-	emit_str(l, "nccl_version", res ? res->nccl_version : NULL);
-	emit_str(l, "nccl_path", res ? res->nccl_path : NULL);
-	emit_str(l, "nccl_source", res ? res->nccl_source : NULL);
-	emit_str(l, "transport", res ? res->transport : NULL);
-	emit_str(l, "blame_node", res ? res->blame_node : NULL);
-	sn_text_add(l, ",\"timings_ms\":{\"total\":");
-	if (res && isfinite(res->total_ms) && res->total_ms > 0)
-		sn_text_add(l, "%.1f", res->total_ms);
-	else
-		sn_text_add(l, "null");
-	for (int i = 0; i < SN_RESULT_PHASES; i++)
-		emit_num(l, sn_result_phase_names[i],
-			 res ? res->phase_ms[i] : -1, 1);
-	sn_text_add(l, "}");
-	/* The helper reports 0 / null outside bandwidth mode. */
-	emit_num(l, "busbw_gbps",
-		 res && res->busbw_gbps > 0 ? res->busbw_gbps : -1, 3);
-	if (res) {
-		bool any = false;
+	return v >= 0 ? (struct value){ .type = SN_T_INTEGER, .i = v } :
+			null_value;
+}
 
+/* A measurement; negative or not finite is unknown. */
+static struct value number(double v)
+{
+	return isfinite(v) && v >= 0 ?
+	       (struct value){ .type = SN_T_NUMBER, .n = v } : null_value;
+}
+
+/* An object (its fields) or an array of COUNT objects. */
+static struct value container(unsigned int type, size_t count)
+{
+	return (struct value){ .type = type, .count = count };
+}
+
+/* Fields taken from the helper's result: null without one. */
+static struct value result_value(const struct sn_warmup_result *res,
+				 enum sn_field f, size_t gpu)
+{
+	bool any = false;
+
+	switch (f) {
+	case SN_F_GPU_INDEX: return integer(res->gpus[gpu].index);
+	case SN_F_GPU_BUSID: return str(res->gpus[gpu].busid);
+	case SN_F_GPU_UUID: return str(res->gpus[gpu].uuid);
+	case SN_F_GPU_NAME: return str(res->gpus[gpu].name);
+	case SN_F_GPU_NCCL_MEM_MIB: return number(res->gpus[gpu].nccl_mem_mib);
+	case SN_F_DRIVER_VERSION: return str(res->driver_version);
+	case SN_F_CUDA_DRIVER_VERSION:
+		return integer(res->cuda_driver_version);
+	case SN_F_NCCL_VERSION: return str(res->nccl_version);
+	case SN_F_NCCL_PATH: return str(res->nccl_path);
+	case SN_F_NCCL_SOURCE: return str(res->nccl_source);
+	case SN_F_TRANSPORT: return str(res->transport);
+	case SN_F_BLAME_NODE: return str(res->blame_node);
+	/* 0 is what the helper reports for "not measured". */
+	case SN_F_T_TOTAL: return number(res->total_ms > 0 ? res->total_ms : -1);
+	case SN_F_BUSBW: return number(res->busbw_gbps > 0 ? res->busbw_gbps : -1);
+	case SN_F_COLLECTIVES:
 		for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
 			any |= res->collective_ms[i] >= 0;
-		if (any) {
-			sn_text_add(l, ",\"collectives\":{");
-			for (int i = 0; i < SN_RESULT_COLLECTIVES; i++) {
-				double ms = res->collective_ms[i];
-
-				sn_text_add(l, "%s\"%s\":", i ? "," : "",
-				     sn_result_collective_names[i]);
-				if (isfinite(ms) && ms >= 0)
-					sn_text_add(l, "%.3f", ms);
-				else
-					sn_text_add(l, "null");
-			}
-			sn_text_add(l, "}");
-		} else {
-			sn_text_add(l, ",\"collectives\":null");
-		}
-	} else {
-		sn_text_add(l, ",\"collectives\":null");
+		return any ? container(SN_T_OBJECT, 0) : null_value;
+	case SN_F_FAILED_OP: return str(res->failed_op);
+	default:
+		break;
 	}
-	emit_str(l, "failed_op", res ? res->failed_op : NULL);
+	if (f >= SN_F_T_CUDA_INIT && f < SN_F_T_CUDA_INIT + SN_RESULT_PHASES)
+		return number(res->phase_ms[f - SN_F_T_CUDA_INIT]);
+	if (f >= SN_F_C_ALLREDUCE &&
+	    f < SN_F_C_ALLREDUCE + SN_RESULT_COLLECTIVES)
+		return number(res->collective_ms[f - SN_F_C_ALLREDUCE]);
+	return null_value;
+}
+
+/* The value of field F (of the GPU ITEM, for a GPU's fields). */
+static struct value field_value(const struct format_ctx *c, enum sn_field f,
+				size_t item)
+{
+	const struct sn_record *r = c->r;
+	size_t n_gpus = c->res ? c->res->n_gpus : 0;
+
+	switch (f) {
+	case SN_F_RECORD: return str(sn_fields[f].values[0]);
+	case SN_F_VERSION: return integer(SN_RECORD_VERSION);
+	case SN_F_SCHEMA: return integer(SN_RECORD_SCHEMA);
+	case SN_F_PRODUCER: return str(SN_RECORD_PRODUCER);
+	case SN_F_TIME: return str(c->stamp);
+	case SN_F_TS: return number(r->time);
+	case SN_F_SOURCE: return str(r->source);
+	case SN_F_NODE: return str(r->node);
+	case SN_F_JOB: return integer(r->job);
+	case SN_F_STEP:
+		return r->step == -2 ? str(sn_fields[f].values[0]) :
+				       integer(r->step);
+	case SN_F_USER: return str(r->user);
+	case SN_F_UID: return integer(r->uid);
+	case SN_F_MODE: return str(r->mode);
+	/* The table's verdicts: "pass", then "fail". */
+	case SN_F_VERDICT: return str(sn_fields[f].values[r->pass ? 0 : 1]);
+	case SN_F_CLASS: return str(sn_record_class_name(r->class));
+	case SN_F_EXIT_CODE: return integer(r->exit_code);
+	case SN_F_SIGNAL: return integer(r->signal > 0 ? r->signal : -1);
+	case SN_F_POLICY: return str(r->policy);
+	case SN_F_REUSED:
+		return (struct value){ .type = SN_T_BOOLEAN, .b = r->reused };
+	case SN_F_ELAPSED_MS: return number(r->elapsed_ms);
+	case SN_F_MESSAGE: return str(r->message);
+	case SN_F_GPUS_REQUESTED: return str(r->gpus_requested);
+	case SN_F_GPU_COUNT: return integer((long long)n_gpus);
+	case SN_F_GPU_MODEL: return str(c->model);
+	case SN_F_GPUS: return container(SN_T_ARRAY, n_gpus);
+	case SN_F_TIMINGS: return container(SN_T_OBJECT, 0);
+	default:
+		return c->res ? result_value(c->res, f, item) : null_value;
+	}
+}
+
+/* S as a JSON string (sn_json_escape: the line stays one valid line). */
+static void emit_string(struct sn_text *l, const char *s)
+{
+	char esc[6 * 1024 + 1];
+
+	sn_json_escape(esc, sizeof(esc), s);
+	sn_text_add(l, "\"%s\"", esc);
+}
+
+static void emit_members(struct sn_text *l, const struct format_ctx *c,
+			 enum sn_field parent, size_t item);
+
+static void emit_value(struct sn_text *l, const struct format_ctx *c,
+		       enum sn_field f, size_t item)
+{
+	struct value v = field_value(c, f, item);
+
+	switch (v.type) {
+	case SN_T_STRING:
+		emit_string(l, v.s);
+		break;
+	case SN_T_INTEGER:
+		sn_text_add(l, "%lld", v.i);
+		break;
+	case SN_T_NUMBER:
+		sn_text_add(l, "%.*f", sn_fields[f].decimals, v.n);
+		break;
+	case SN_T_BOOLEAN:
+		sn_text_add(l, "%s", v.b ? "true" : "false");
+		break;
+	case SN_T_OBJECT:
+		sn_text_add(l, "{");
+		emit_members(l, c, f, item);
+		sn_text_add(l, "}");
+		break;
+	case SN_T_ARRAY:
+		sn_text_add(l, "[");
+		for (size_t i = 0; i < v.count; i++) {
+			sn_text_add(l, "%s{", i ? "," : "");
+			emit_members(l, c, f, i);
+			sn_text_add(l, "}");
+		}
+		sn_text_add(l, "]");
+		break;
+	default:
+		sn_text_add(l, "null");
+	}
+}
+
+/* Every record field of PARENT, in the table's order: all, always. */
+static void emit_members(struct sn_text *l, const struct format_ctx *c,
+			 enum sn_field parent, size_t item)
+{
+	const char *sep = "";
+
+	for (int f = 0; f < SN_F_COUNT; f++) {
+		if (sn_fields[f].parent != parent ||
+		    !(sn_fields[f].docs & SN_IN_RECORD))
+			continue;
+		sn_text_add(l, "%s\"%s\":", sep, sn_fields[f].key);
+		emit_value(l, c, (enum sn_field)f, item);
+		sep = ",";
+	}
 }
 
 size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 {
 	struct sn_text l = { buf, cap, 0, false };
-	char stamp[40];
+	struct format_ctx c = { .r = r, .res = r->result };
+	char day[32];
 	struct tm tm;
 	time_t secs = (time_t)r->time;
 
 	if (!gmtime_r(&secs, &tm))
 		memset(&tm, 0, sizeof(tm));
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	sn_text_add(&l, "{\"record\":\"spank-nccl-warmup\",\"version\":%d",
-	     SN_RECORD_VERSION);
-	sn_text_add(&l, ",\"time\":\"%s.%03dZ\",\"ts\":%.3f", stamp,
-	     (int)((r->time - (double)secs) * 1000) % 1000, r->time);
-	emit_str(&l, "source", r->source);
-	emit_str(&l, "node", r->node);
-	if (r->job >= 0)
-		sn_text_add(&l, ",\"job\":%ld", r->job);
-	else
-		sn_text_add(&l, ",\"job\":null");
-	if (r->step == -2)
-		sn_text_add(&l, ",\"step\":\"batch\"");
-	else if (r->step >= 0)
-		sn_text_add(&l, ",\"step\":%ld", r->step);
-	else
-		sn_text_add(&l, ",\"step\":null");
-	emit_str(&l, "user", r->user);
-	if (r->uid >= 0)
-		sn_text_add(&l, ",\"uid\":%ld", r->uid);
-	else
-		sn_text_add(&l, ",\"uid\":null");
-	emit_str(&l, "mode", r->mode);
-	sn_text_add(&l, ",\"verdict\":\"%s\",\"class\":\"%s\"",
-	     r->pass ? "pass" : "fail", sn_record_class_name(r->class));
-	if (r->exit_code >= 0)
-		sn_text_add(&l, ",\"exit_code\":%d", r->exit_code);
-	else
-		sn_text_add(&l, ",\"exit_code\":null");
-	if (r->signal > 0)
-		sn_text_add(&l, ",\"signal\":%d", r->signal);
-	else
-		sn_text_add(&l, ",\"signal\":null");
-	emit_str(&l, "policy", r->policy);
-	sn_text_add(&l, ",\"reused\":%s", r->reused ? "true" : "false");
-	emit_num(&l, "elapsed_ms", r->elapsed_ms, 1);
-	emit_str(&l, "message", r->message);
-	emit_str(&l, "gpus_requested", r->gpus_requested);
-	emit_gpus(&l, r->result);
-	emit_result(&l, r->result);
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(c.stamp, sizeof(c.stamp), "%s.%03dZ", day,
+		 (int)((r->time - (double)secs) * 1000) % 1000);
+	sn_record_gpu_model(r->result, c.model, sizeof(c.model));
+	sn_text_add(&l, "{");
+	emit_members(&l, &c, SN_F_TOP, 0);
 	sn_text_add(&l, "}\n");
 	if (l.full) {
 		buf[0] = '\0';

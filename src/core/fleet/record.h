@@ -5,9 +5,10 @@
  * nccl-warmup-record in the Prolog), never by the user's helper.  Format:
  * docs/admin-guide.md "Fleet records"; read back by record_read.c.
  *
- * Everything that came from the user or the helper (node name aside, which
- * is the host's) is escaped on output: a forged helper result cannot add a
- * line, a field or a metric.
+ * Its fields, their keys, types and order are record_schema.c's table
+ * (published as docs/record.schema.json).  Everything that came from the
+ * user or the helper (node name aside, which is the host's) is escaped on
+ * output: a forged helper result cannot add a line, a field or a metric.
  */
 #ifndef SN_RECORD_H
 #define SN_RECORD_H
@@ -17,40 +18,11 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "record_schema.h"
 #include "warmup_result.h"
 
-#define SN_RECORD_VERSION 1
 /* One record, GPUs and all, fits: 64 GPUs x ~300 bytes + the rest. */
 #define SN_RECORD_MAX_BYTES 32768
-
-/*
- * Failure classes, decided by the root side from what it saw (exit code,
- * signal, deadline), never from the helper's "status" text.  Stable: they
- * are Prometheus label values and report keys.
- */
-enum sn_record_class {
-	SN_CLASS_OK = 0,
-	SN_CLASS_USAGE,
-	SN_CLASS_NO_GPUS,
-	SN_CLASS_DUPLICATE_BUSID,
-	SN_CLASS_CUDA_ERROR,
-	SN_CLASS_NCCL_ERROR,
-	SN_CLASS_WRONG_RESULT,
-	SN_CLASS_LOW_BANDWIDTH,
-	SN_CLASS_TIMEOUT,
-	SN_CLASS_INTERNAL,
-	SN_CLASS_CRASH,		/* killed by a signal */
-	SN_CLASS_HELPER_START,	/* could not start the helper */
-	/*
-	 * Fabric warmup: another node of the step is at fault (exit 10;
-	 * the record's "blame_node" names it), not a fault of this node.
-	 */
-	SN_CLASS_PEER_FAILED,
-	SN_CLASS_TRANSPORT,	/* NCCL's network refused by policy (11) */
-	/* Fabric warmup could not coordinate (12): ports taken, no MUNGE. */
-	SN_CLASS_FABRIC_SETUP,
-	SN_CLASS_COUNT
-};
 
 const char *sn_record_class_name(enum sn_record_class c);
 /* The class of a helper that exited with CODE (unknown codes: internal). */

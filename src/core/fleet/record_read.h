@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reads one fleet record line (record.h) back, for spank-nccl-report(8).
- * Strict: the "record" tag, version 1, a node, a time, a known verdict and
- * class; optional fields may be null or absent.
+ * Strict where the schema table (record_schema.h) is: the "record" tag,
+ * version 1 (any "schema" revision), a node, a time, a known verdict and
+ * class; the fields read are checked against their types and ranges;
+ * optional fields may be null or absent (older records lack some).
  */
 #ifndef SN_RECORD_READ_H
 #define SN_RECORD_READ_H

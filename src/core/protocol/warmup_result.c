@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The result schema of nccl-warmup --json (nccl-warmup(1)), read with the
- * strict reader of json_read.c.  The helper runs as the job user, so its
- * output is untrusted; keys not listed here are skipped (the helper may
- * add keys: schema version 1 only ever grows), a known key given twice or
- * with the wrong type is refused.
+ * strict reader of json_read.c; its keys are record_schema.c's.  The
+ * helper runs as the job user, so its output is untrusted; keys not read
+ * here are skipped (the helper may add keys: schema version 1 only ever
+ * grows; "mode" and "node" are the plugin's own), a known key given
+ * twice or with the wrong type is refused.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "json_read.h"
+#include "record_schema.h"
 #include "warmup_result.h"
 
 /* A number >= 0, or null (read as -1: unknown). */
@@ -34,7 +37,6 @@ enum seen_bit {
 	SEEN_VERSION = 1 << 0,
 	SEEN_STATUS = 1 << 1,
 	SEEN_EXIT = 1 << 2,
-	SEEN_MODE = 1 << 3,
 	SEEN_MESSAGE = 1 << 4,
 	SEEN_SUMMARY = 1 << 5,
 	SEEN_NCCL = 1 << 6,
@@ -59,20 +61,21 @@ enum seen_bit {
 	SEEN_BLAME_NODE = 1 << 25,
 };
 
-const char *const sn_result_phase_names[SN_RESULT_PHASES] = {
-	"cuda_init", "contexts", "comm_init", "allreduce", "bandwidth",
-	"teardown",
-};
+_Static_assert(SN_F_T_TEARDOWN - SN_F_T_CUDA_INIT + 1 == SN_RESULT_PHASES,
+	       "phase_ms[] is the schema's timings_ms phases");
+_Static_assert(SN_F_C_SENDRECV - SN_F_C_ALLREDUCE + 1 == SN_RESULT_COLLECTIVES,
+	       "collective_ms[] is the schema's collectives");
 
-const char *const sn_result_collective_names[SN_RESULT_COLLECTIVES] = {
-	"allreduce", "broadcast", "allgather", "reducescatter", "sendrecv",
-};
+static bool is(const char *key, enum sn_field f)
+{
+	return strcmp(key, sn_field_key(f)) == 0;
+}
 
-/* Index of KEY in NAMES (N entries), or -1. */
-static int name_index(const char *const *names, int n, const char *key)
+/* Index of KEY among the N fields from FIRST, or -1. */
+static int field_index(enum sn_field first, int n, const char *key)
 {
 	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], key) == 0)
+		if (is(key, (enum sn_field)(first + i)))
 			return i;
 	return -1;
 }
@@ -106,29 +109,29 @@ static int gpu_member(struct sn_json_reader *r, const char *key, int depth,
 	struct gpu_ctx *g = ctx;
 	long index;
 
-	if (strcmp(key, "index") == 0) {
+	if (is(key, SN_F_GPU_INDEX)) {
 		if (once(r, &g->seen, SEEN_INDEX, key) ||
 		    sn_json_int(r, 0, 1 << 20, &index, "gpus[].index"))
 			return -1;
 		g->out->gpus[g->i].index = (int)index;
 		return 0;
 	}
-	if (strcmp(key, "busid") == 0)
+	if (is(key, SN_F_GPU_BUSID))
 		return once(r, &g->seen, SEEN_BUSID, key) ||
 		       sn_json_string(r, g->out->gpus[g->i].busid,
 				   sizeof(g->out->gpus[g->i].busid),
 				   "gpus[].busid");
-	if (strcmp(key, "uuid") == 0)
+	if (is(key, SN_F_GPU_UUID))
 		return once(r, &g->seen, SEEN_UUID, key) ||
 		       sn_json_string(r, g->out->gpus[g->i].uuid,
 				   sizeof(g->out->gpus[g->i].uuid),
 				   "gpus[].uuid");
-	if (strcmp(key, "name") == 0)
+	if (is(key, SN_F_GPU_NAME))
 		return once(r, &g->seen, SEEN_NAME, key) ||
 		       sn_json_string_or_null(r, g->out->gpus[g->i].name,
 					   sizeof(g->out->gpus[g->i].name),
 					   "gpus[].name");
-	if (strcmp(key, "nccl_mem_mib") == 0)
+	if (is(key, SN_F_GPU_NCCL_MEM_MIB))
 		return once(r, &g->seen, SEEN_MEM, key) ||
 		       read_opt_number(r, &g->out->gpus[g->i].nccl_mem_mib,
 				       "gpus[].nccl_mem_mib");
@@ -178,10 +181,10 @@ static int timing_member(struct sn_json_reader *r, const char *key, int depth,
 
 	int i;
 
-	if (strcmp(key, "total") == 0)
+	if (is(key, SN_F_T_TOTAL))
 		return once(r, &t->seen, SEEN_TOTAL, key) ||
 		       sn_json_number_or_null(r, &t->out->total_ms);
-	i = name_index(sn_result_phase_names, SN_RESULT_PHASES, key);
+	i = field_index(SN_F_T_CUDA_INIT, SN_RESULT_PHASES, key);
 	if (i >= 0) {
 		if (!(t->out->phase_ms[i] < 0)) {
 			sn_error_set(r->err,
@@ -198,8 +201,7 @@ static int collective_member(struct sn_json_reader *r, const char *key, int dept
 			     void *ctx)
 {
 	struct top_ctx *t = ctx;
-	int i = name_index(sn_result_collective_names, SN_RESULT_COLLECTIVES,
-			   key);
+	int i = field_index(SN_F_C_ALLREDUCE, SN_RESULT_COLLECTIVES, key);
 
 	if (i < 0)
 		return sn_json_skip(r, depth + 1);
@@ -217,7 +219,7 @@ static int fabric_member(struct sn_json_reader *r, const char *key, int depth,
 {
 	struct top_ctx *t = ctx;
 
-	if (strcmp(key, "blame_node") == 0)
+	if (is(key, SN_F_BLAME_NODE))
 		return once(r, &t->seen, SEEN_BLAME_NODE, key) ||
 		       sn_json_string_or_null(r, t->out->blame_node,
 					   sizeof(t->out->blame_node),
@@ -230,22 +232,22 @@ static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		       struct top_ctx *t)
 {
 	static const struct {
-		const char *key;
+		enum sn_field field;
 		unsigned int bit;
 		size_t off, cap;
 	} keys[] = {
 #define S(k, b, f) { k, b, offsetof(struct sn_warmup_result, f), \
 		     sizeof(((struct sn_warmup_result *)0)->f) }
-		S("driver_version", SEEN_DRIVER, driver_version),
-		S("nccl_path", SEEN_NCCL_PATH, nccl_path),
-		S("nccl_source", SEEN_NCCL_SOURCE, nccl_source),
-		S("failed_op", SEEN_FAILED_OP, failed_op),
-		S("transport", SEEN_TRANSPORT, transport),
+		S(SN_F_DRIVER_VERSION, SEEN_DRIVER, driver_version),
+		S(SN_F_NCCL_PATH, SEEN_NCCL_PATH, nccl_path),
+		S(SN_F_NCCL_SOURCE, SEEN_NCCL_SOURCE, nccl_source),
+		S(SN_F_FAILED_OP, SEEN_FAILED_OP, failed_op),
+		S(SN_F_TRANSPORT, SEEN_TRANSPORT, transport),
 #undef S
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(key, keys[i].key) == 0)
+		if (is(key, keys[i].field))
 			return once(r, &t->seen, keys[i].bit, key) ||
 			       sn_json_string_or_null(r, (char *)t->out +
 						   keys[i].off, keys[i].cap,
@@ -260,9 +262,9 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 	struct sn_warmup_result *out = t->out;
 	long v;
 
-	if (strcmp(key, "version") == 0) {
+	if (is(key, SN_F_VERSION)) {
 		if (once(r, &t->seen, SEEN_VERSION, key) ||
-		    sn_json_int(r, 0, 1000000, &v, "version"))
+		    sn_json_int(r, 0, 1000000, &v, key))
 			return -1;
 		if (v != 1) {
 			sn_error_set(r->err,
@@ -272,60 +274,57 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 		}
 		return 0;
 	}
-	if (strcmp(key, "exit_code") == 0) {
+	if (is(key, SN_F_EXIT_CODE)) {
 		if (once(r, &t->seen, SEEN_EXIT, key) ||
-		    sn_json_int(r, 0, 255, &v, "exit_code"))
+		    sn_json_int(r, 0, 255, &v, key))
 			return -1;
 		out->exit_code = (int)v;
 		return 0;
 	}
-	if (strcmp(key, "status") == 0)
+	if (is(key, SN_F_STATUS))
 		return once(r, &t->seen, SEEN_STATUS, key) ||
 		       sn_json_string(r, out->status, sizeof(out->status), key);
-	if (strcmp(key, "mode") == 0)
-		return once(r, &t->seen, SEEN_MODE, key) ||
-		       sn_json_string(r, out->mode, sizeof(out->mode), key);
-	if (strcmp(key, "message") == 0)
+	if (is(key, SN_F_MESSAGE))
 		return once(r, &t->seen, SEEN_MESSAGE, key) ||
 		       sn_json_string(r, out->message, sizeof(out->message), key);
-	if (strcmp(key, "note") == 0)
+	if (is(key, SN_F_NOTE))
 		return once(r, &t->seen, SEEN_NOTE, key) ||
 		       sn_json_string(r, out->note, sizeof(out->note), key);
-	if (strcmp(key, "summary") == 0)
+	if (is(key, SN_F_SUMMARY))
 		return once(r, &t->seen, SEEN_SUMMARY, key) ||
 		       sn_json_string(r, out->summary, sizeof(out->summary), key);
-	if (strcmp(key, "nccl_version") == 0)
+	if (is(key, SN_F_NCCL_VERSION))
 		return once(r, &t->seen, SEEN_NCCL, key) ||
 		       sn_json_string_or_null(r, out->nccl_version,
 					   sizeof(out->nccl_version), key);
-	if (strcmp(key, "gpus") == 0)
+	if (is(key, SN_F_GPUS))
 		return once(r, &t->seen, SEEN_GPUS, key) ||
 		       read_gpus(r, out, depth + 1);
-	if (strcmp(key, "busbw_gbps") == 0)
+	if (is(key, SN_F_BUSBW))
 		return once(r, &t->seen, SEEN_BUSBW, key) ||
 		       sn_json_number_or_null(r, &out->busbw_gbps);
-	if (strcmp(key, "timings_ms") == 0) {
+	if (is(key, SN_F_TIMINGS)) {
 		if (once(r, &t->seen, SEEN_TIMINGS, key))
 			return -1;
 		if (sn_json_peek(r) == 'n')
 			return sn_json_literal(r, "null");
 		return sn_json_object(r, depth + 1, timing_member, t);
 	}
-	if (strcmp(key, "collectives") == 0) {
+	if (is(key, SN_F_COLLECTIVES)) {
 		if (once(r, &t->seen, SEEN_COLLECTIVES, key))
 			return -1;
 		if (sn_json_peek(r) == 'n')
 			return sn_json_literal(r, "null");
 		return sn_json_object(r, depth + 1, collective_member, t);
 	}
-	if (strcmp(key, "fabric") == 0) {
+	if (is(key, SN_F_FABRIC)) {
 		if (once(r, &t->seen, SEEN_FABRIC, key))
 			return -1;
 		if (sn_json_peek(r) == 'n')
 			return sn_json_literal(r, "null");
 		return sn_json_object(r, depth + 1, fabric_member, t);
 	}
-	if (strcmp(key, "cuda_driver_version") == 0) {
+	if (is(key, SN_F_CUDA_DRIVER_VERSION)) {
 		if (once(r, &t->seen, SEEN_CUDA_DRIVER, key))
 			return -1;
 		if (sn_json_peek(r) == 'n')

@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "helper_protocol.h"
+#include "record_schema.h"
 
 #define SN_RESULT_MAX_GPUS 64
 #define SN_RESULT_MAX_BYTES 65536
@@ -23,7 +24,6 @@
 struct sn_warmup_result {
 	int exit_code;			/* "exit_code" */
 	char status[32];		/* "ok", "duplicate_busid", ... */
-	char mode[16];			/* "check", "comm", "bandwidth" */
 	char message[1024];		/* what failed (empty on success) */
 	char summary[1024];		/* the human summary line */
 	char note[256];			/* "MIG: NCCL communicator check skipped", ... */
@@ -59,8 +59,16 @@ struct sn_warmup_result {
 	char blame_node[256];
 };
 
-extern const char *const sn_result_phase_names[SN_RESULT_PHASES];
-extern const char *const sn_result_collective_names[SN_RESULT_COLLECTIVES];
+/* The keys of phase_ms[I] (in timings_ms) and collective_ms[I]. */
+static inline const char *sn_result_phase_name(int i)
+{
+	return sn_field_key((enum sn_field)(SN_F_T_CUDA_INIT + i));
+}
+
+static inline const char *sn_result_collective_name(int i)
+{
+	return sn_field_key((enum sn_field)(SN_F_C_ALLREDUCE + i));
+}
 
 int sn_warmup_result_parse(const char *text, size_t len,
 			   struct sn_warmup_result *out, struct sn_error *err);
