@@ -28,7 +28,8 @@ packages=(
 	xz-utils
 	# fuzzing with libFuzzer (fuzz/run.sh, tests/ci.d/40-fuzz.sh)
 	clang libclang-rt-14-dev
-	# line coverage of make check (tests/ci.d/60-coverage.sh)
+	# line coverage of make check and of integration suites
+	# (tests/ci.d/60-coverage.sh; gcov-tool comes with gcc)
 	gcovr
 	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint and build
 	# the RPM spec
