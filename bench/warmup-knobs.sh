@@ -22,7 +22,7 @@ if [ -z "$helper" ]; then
 	# The core's rooms and the helper's directories: each on the include
 	# path, every .c compiled (as src/core/Makefile.inc has it).
 	dirs=$(find "$src/src/core" "$src/src/warmup" -type d)
-	gcc -O2 -std=gnu11 -D_GNU_SOURCE -DWU_VERSION=\"bench\" $(printf -- '-I%s ' $dirs) -I"$cuda/include" \
+	gcc -O2 -std=gnu11 -D_GNU_SOURCE -DWU_VERSION=\"bench\" -DPACKAGE_NAME=\"spank-nccl\" -DPACKAGE_VERSION=\"bench\" $(printf -- '-I%s ' $dirs) -I"$cuda/include" \
 		-o "$helper" $(find $dirs -maxdepth 1 -name '*.c') -lmunge -lpthread -ldl
 fi
 echo "helper: $helper"

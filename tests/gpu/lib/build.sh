@@ -82,6 +82,7 @@ build_with_gcc() {
 		-Wno-unused-parameter -Wno-format-truncation -fPIC
 		$(find "$s/src/core" "$s/src/warmup" -mindepth 1 -type d -printf '-I%p ') \
 		-I"$s/src/warmup" -I"$b" '-DSYSCONFDIR="/usr/local/etc"'
+		'-DPACKAGE_NAME="spank-nccl"' '-DPACKAGE_VERSION="gcc-build"'
 		'-DLIBEXECDIR="/usr/local/libexec"')
 	mkdir -p "$b/src/plugin/.libs" "$b/src/warmup"
 	gcc "${flags[@]}" -I"$sl_root/usr/include" -shared \
