@@ -100,6 +100,7 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	if (!f->ok && f->message)
 		snprintf(r->message, sizeof(r->message), "%s", f->message);
 	r->result = f->result;
+	r->fault = sn_record_fault(r->class, f->result);
 
 	/* The admin's sinks are root's: written as root (privilege.h). */
 	if (sn_priv_enter(&priv, "the warmup record") == 0)

@@ -167,6 +167,7 @@ int main(int argc, char **argv)
 	if (!a.r.pass && !a.r.message[0] && a.r.result)
 		snprintf(a.r.message, sizeof(a.r.message), "%s",
 			 b->res.message);
+	a.r.fault = sn_record_fault(a.r.class, a.r.result);
 	a.r.time = sn_clock_wall_s();
 	if (sn_sinks_write(&a.sinks, &a.r, &b->rep)) {
 		if (b->rep.file.msg[0])

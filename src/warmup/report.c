@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64
@@ -236,6 +237,22 @@ static void build_json_fabric(const struct wu_run *s, struct out *o)
 	add(o, "}");
 }
 
+/* Whose fault CODE is, from what the helper knows (fault.h). */
+static enum sn_fault run_fault(const struct wu_run *s, int code)
+{
+	extern char **environ;
+	struct sn_fault_facts f = { .exit_code = code };
+	enum wu_nccl_source src[] = { s->nccl_source, s->nccl_tried };
+
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+		f.job_nccl |= src[i] == WU_NCCL_PRELOAD ||
+			      src[i] == WU_NCCL_USER ||
+			      src[i] == WU_NCCL_LD_LIBRARY_PATH;
+	for (char **e = environ; e && *e && !f.job_nccl_env; e++)
+		f.job_nccl_env = sn_fault_is_nccl_setting(*e);
+	return sn_fault_decide(&f);
+}
+
 static void build_json(const struct wu_run *s, int code, double now,
 		       const char *summary, struct out *o)
 {
@@ -254,6 +271,8 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add(o, "\"%s\"", sn_warmup_exit_status(code));
 	add_key(o, ",", SN_F_EXIT_CODE);
 	add(o, "%d", code);
+	add_key(o, ",", SN_F_FAULT);
+	add_json_or_null(o, sn_fault_name(run_fault(s, code)));
 	add_key(o, ",", SN_F_MESSAGE);
 	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
 	add_key(o, ",", SN_F_NOTE);

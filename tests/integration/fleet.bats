@@ -211,6 +211,64 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	validate_records "failure records" <<<"$lines"
 }
 
+# The record of the last warmup on node $1.
+last_record_on() {
+	grep -F "\"node\":\"$1\"" "$(records)" | tail -n1
+}
+
+# A one-node step on n2 with warmup option $1 that must fail; its record
+# in the caller's $rec.
+failing_step_on_n2() {
+	run --separate-stderr sn_srun -N1 -w n2 --gres=gpu:2 \
+		"--nccl-warmup=$1" true
+	sn_assert_failed
+	rec=$(last_record_on n2)
+}
+
+@test "fleet: whose fault: a user's bad nccl= and NCCL_ALGO are the job's, a GPU whose memory is held the node's" {
+	local bad="$SN_CLUSTER_DIR/tmp/badnccl" rec prom
+	mkdir -p "$bad"
+	# Not a library at all: dlopen says "invalid ELF header" (as
+	# measured on an H200 with a user's typo).
+	echo "not a library" >"$bad/libnccl.so.2"
+	chmod 0755 "$bad"
+	chmod 0644 "$bad/libnccl.so.2"
+	sn_fake_env ok
+	failing_step_on_n2 "comm,nccl=$bad/libnccl.so.2"
+	sn_assert_msg "cannot load the NCCL named by --nccl"
+	sn_assert_msg "not a fault of the node"
+	! grep -q "report the node" <<<"$stderr$output" ||
+		sn_fail "a user's bad nccl= says report the node: $stderr"
+	[ "$(field class <<<"$rec")" = nccl_error ] || sn_fail "$rec"
+	[ "$(field fault <<<"$rec")" = job ] || sn_fail "bad nccl= not the job's: $rec"
+	validate_records "job-fault record" <<<"$rec"
+
+	# The job's own NCCL_ALGO breaks broadcast: the job's.
+	NCCL_ALGO=Tree failing_step_on_n2 comm
+	sn_assert_msg "NCCL broadcast failed"
+	! grep -q "report the node" <<<"$stderr$output" ||
+		sn_fail "the job's NCCL_ALGO says report the node: $stderr"
+	[ "$(field fault <<<"$rec")" = job ] || sn_fail "NCCL_ALGO not the job's: $rec"
+	[ "$(field failed_op <<<"$rec")" = broadcast ] || sn_fail "$rec"
+
+	# A GPU whose memory another process holds: the node's, and said so.
+	FAKE_CUDA_FAIL=context-oom failing_step_on_n2 comm
+	sn_assert_msg "already held by other processes"
+	[ "$(field class <<<"$rec")" = cuda_error ] || sn_fail "$rec"
+	[ "$(field fault <<<"$rec")" = node ] || sn_fail "OOM not the node's: $rec"
+	field message <<<"$rec" | grep -q "CUDA_ERROR_OUT_OF_MEMORY" ||
+		sn_fail "message: $rec"
+
+	# The node's counters tell them apart.
+	prom=$(cat "$(prom_dir n2)/spank_nccl.prom")
+	[ "$(sample 'spank_nccl_warmup_failures_total{class="nccl_error",fault="job"}' "$prom")" -ge 2 ] ||
+		sn_fail "job faults not counted apart: $prom"
+	[ "$(sample 'spank_nccl_warmup_failures_total{class="nccl_error",fault="node"}' "$prom")" = 0 ] ||
+		sn_fail "a job's fault counted as the node's: $prom"
+	[ "$(sample 'spank_nccl_warmup_failures_total{class="cuda_error",fault="node"}' "$prom")" -ge 1 ] ||
+		sn_fail "the node's fault not counted: $prom"
+}
+
 @test "fleet: a reused pass is recorded as reused, without touching the metrics" {
 	local script lines prom before
 	sn_fake_env ok

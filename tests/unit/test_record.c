@@ -280,7 +280,7 @@ static void test_prom_render(void **state)
 	assert_non_null(strstr(text,
 		"spank_nccl_warmup_last_phase_duration_seconds{phase=\"comm_init\"} 0.4800\n"));
 	/* No job, user or UUID label: bounded cardinality. */
-	assert_null(strstr(text, "job"));
+	assert_null(strstr(text, "job=")); /* fault="job" is a value */
 	assert_null(strstr(text, "alice"));
 	assert_null(strstr(text, "GPU-a"));
 	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
@@ -301,13 +301,31 @@ static void test_prom_state(void **state)
 	sn_prom_state_add(&st, &r);
 	r.pass = false;
 	r.class = SN_CLASS_TIMEOUT;
+	r.fault = SN_FAULT_NODE;
 	sn_prom_state_add(&st, &r);
+	sn_prom_state_add(&st, &r);
+	/* A job's bad nccl=: its own series, never the node's. */
+	r.class = SN_CLASS_NCCL_ERROR;
+	r.fault = SN_FAULT_JOB;
 	sn_prom_state_add(&st, &r);
 	len = sn_prom_render(&st, &r, text, sizeof(text));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_failures_total{class=\"nccl_error\",fault=\"job\"} 1\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_failures_total{class=\"nccl_error\",fault=\"node\"} 0\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_failures_total{class=\"fabric_setup\",fault=\"environment\"} 0\n"));
 	assert_int_equal(sn_prom_state_parse(text, len, &back, &err), 0);
 	assert_true(back.passes == 1);
-	assert_true(back.failures[SN_CLASS_TIMEOUT] == 2);
-	assert_true(back.failures[SN_CLASS_CRASH] == 0);
+	assert_true(back.failures[SN_CLASS_TIMEOUT][SN_FAULT_NODE] == 2);
+	assert_true(back.failures[SN_CLASS_NCCL_ERROR][SN_FAULT_JOB] == 1);
+	assert_true(back.failures[SN_CLASS_NCCL_ERROR][SN_FAULT_NODE] == 0);
+	assert_true(back.failures[SN_CLASS_CRASH][SN_FAULT_NODE] == 0);
+	/* A file from before the fault label: the class's usual fault. */
+	assert_int_equal(sn_prom_state_parse(
+		"spank_nccl_warmup_failures_total{class=\"peer_failed\"} 3\n",
+		56, &back, &err), 0);
+	assert_true(back.failures[SN_CLASS_PEER_FAILED][SN_FAULT_ENVIRONMENT] == 3);
 	assert_true(back.busbw_bytes < 0);
 	/* A fabric warmup's busbw is the network's: not the node's gauge. */
 	{

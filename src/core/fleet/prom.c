@@ -71,11 +71,28 @@ static int parse_line(const char *line, struct sn_prom_state *st)
 		const char *name = sn_record_class_name(c);
 		size_t n = strlen(name);
 
-		if (strncmp(rest, name, n) == 0 &&
-		    strncmp(rest + n, "\"} ", 3) == 0) {
+		if (strncmp(rest, name, n) != 0)
+			continue;
+		/* Before issue 23: no fault label, the class's usual one. */
+		if (strncmp(rest + n, "\"} ", 3) == 0) {
 			if (sample_value(rest + n + 3, &v))
 				return -1;
-			st->failures[c] = v;
+			st->failures[c][sn_fault_of_class(c)] = v;
+			return 0;
+		}
+		if (strncmp(rest + n, "\",fault=\"", 9) != 0)
+			continue;
+		for (int f = SN_FAULT_NODE; f < SN_FAULT_COUNT; f++) {
+			const char *fn = sn_fault_name(f);
+			size_t m = strlen(fn);
+			const char *p = rest + n + 9;
+
+			if (strncmp(p, fn, m) != 0 ||
+			    strncmp(p + m, "\"} ", 3) != 0)
+				continue;
+			if (sample_value(p + m + 3, &v))
+				return -1;
+			st->failures[c][f] = v;
 			return 0;
 		}
 	}
@@ -114,8 +131,9 @@ void sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 {
 	if (r->pass)
 		st->passes++;
-	else if ((unsigned int)r->class < SN_CLASS_COUNT)
-		st->failures[r->class]++;
+	else if ((unsigned int)r->class < SN_CLASS_COUNT &&
+		 r->fault > SN_FAULT_NONE && r->fault < SN_FAULT_COUNT)
+		st->failures[r->class][r->fault]++;
 	/* A fabric warmup's busbw is the network's, not this node's GPUs'. */
 	if (r->result && r->result->busbw_gbps > 0 &&
 	    isfinite(r->result->busbw_gbps) &&
@@ -204,11 +222,18 @@ size_t sn_prom_render(const struct sn_prom_state *st,
 	head(&t, "passes_total", "counter", "NCCL warmups that passed.");
 	sn_text_add(&t, P "passes_total %.0f\n", st->passes);
 	head(&t, "failures_total", "counter",
-	     "NCCL warmups that failed, by failure class.");
-	/* Every class, zeros included, so rate() sees the first failure. */
+	     "NCCL warmups that failed, by failure class and whose fault it was.");
+	/*
+	 * Every class with its usual fault, zeros included, so that rate()
+	 * sees the first failure; other faults once they happened.
+	 */
 	for (int c = 1; c < SN_CLASS_COUNT; c++)
-		sn_text_add(&t, P "failures_total{class=\"%s\"} %.0f\n",
-		    sn_record_class_name(c), st->failures[c]);
+		for (int f = SN_FAULT_NODE; f < SN_FAULT_COUNT; f++)
+			if (st->failures[c][f] > 0 ||
+			    f == (int)sn_fault_of_class(c))
+				sn_text_add(&t, P "failures_total{class=\"%s\",fault=\"%s\"} %.0f\n",
+				    sn_record_class_name(c), sn_fault_name(f),
+				    st->failures[c][f]);
 	label_value(drv, sizeof(drv), res ? res->driver_version : NULL);
 	label_value(nccl, sizeof(nccl), res ? res->nccl_version : NULL);
 	sn_record_gpu_model(res, label, sizeof(label));

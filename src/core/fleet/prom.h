@@ -21,7 +21,8 @@
 /* What carries over from one warmup to the next. */
 struct sn_prom_state {
 	double passes;
-	double failures[SN_CLASS_COUNT];	/* [SN_CLASS_OK] unused */
+	/* By class and fault ([SN_CLASS_OK] and [][SN_FAULT_NONE] unused). */
+	double failures[SN_CLASS_COUNT][SN_FAULT_COUNT];
 	double busbw_bytes;			/* last measured; < 0: never */
 	double busbw_time;
 };

@@ -58,6 +58,20 @@ bool sn_record_class_is_own_fault(const char *name)
 	       strcmp(name, sn_record_class_names[SN_CLASS_FABRIC_SETUP]) != 0;
 }
 
+enum sn_fault sn_record_fault(enum sn_record_class c,
+			      const struct sn_warmup_result *res)
+{
+	enum sn_fault f = res ? sn_fault_parse(res->fault) : SN_FAULT_NONE;
+
+	if (c == SN_CLASS_OK)
+		return SN_FAULT_NONE;
+	/* The helper's word only for the code it exited with. */
+	if (f != SN_FAULT_NONE && sn_fault_from_helper(c) &&
+	    sn_record_class_of_exit(res->exit_code) == c)
+		return f;
+	return sn_fault_of_class(c);
+}
+
 bool sn_record_path_valid(const char *pattern)
 {
 	for (const char *p = strchr(pattern, '%'); p; p = strchr(p + 2, '%'))
@@ -213,6 +227,7 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 	/* The table's verdicts: "pass", then "fail". */
 	case SN_F_VERDICT: return str(sn_fields[f].values[r->pass ? 0 : 1]);
 	case SN_F_CLASS: return str(sn_record_class_name(r->class));
+	case SN_F_FAULT: return str(r->pass ? NULL : sn_fault_name(r->fault));
 	case SN_F_EXIT_CODE: return integer(r->exit_code);
 	case SN_F_SIGNAL: return integer(r->signal > 0 ? r->signal : -1);
 	case SN_F_POLICY: return str(r->policy);

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "fault.h"
 #include "record_schema.h"
 #include "warmup_result.h"
 
@@ -29,6 +30,12 @@ const char *sn_record_class_name(enum sn_record_class c);
 enum sn_record_class sn_record_class_of_exit(int code);
 /* Whether a record of class NAME counts against its own node (reports). */
 bool sn_record_class_is_own_fault(const char *name);
+/*
+ * Whose fault a record of class C is (fault.h): the helper's word RES
+ * where it ended by itself (sn_fault_from_helper), else the class's.
+ */
+enum sn_fault sn_record_fault(enum sn_record_class c,
+			      const struct sn_warmup_result *res);
 
 struct sn_record {
 	const char *source;		/* "spank" or "prolog" */
@@ -42,6 +49,7 @@ struct sn_record {
 	char gpus_requested[512];	/* CUDA_VISIBLE_DEVICES given */
 	bool pass;
 	enum sn_record_class class;
+	enum sn_fault fault;		/* SN_FAULT_NONE on a pass */
 	int exit_code;			/* < 0: none (signal, timeout, ...) */
 	int signal;			/* 0: none */
 	const char *policy;		/* "fail", "warn" or NULL */

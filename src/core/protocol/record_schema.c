@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 
+#include "fault.h"
 #include "record_schema.h"
 
 const char *const sn_record_class_names[SN_CLASS_COUNT + 1] = {
@@ -100,6 +101,9 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 	[SN_F_CLASS] = { TOP("class"), .docs = REC, .types = SN_T_STRING,
 		.required = true, .values = sn_record_class_names,
 		.doc = "why it failed (ok on a pass), from the exit status, signal or deadline; peer_failed and fabric_setup are no fault of this node" },
+	[SN_F_FAULT] = { TOP("fault"), .docs = BOTH, .types = STR_OR_NULL,
+		.values = sn_fault_names + 1, .since = 3,
+		.doc = "whose fault a failure is (null on a pass): node (GPU, driver, network, NCCL on the node's defaults), job (its own NCCL or NCCL_* settings, its request) or environment (fabric ports or MUNGE, another node of the step); only node counts against the node" },
 	[SN_F_EXIT_CODE] = { TOP("exit_code"), .docs = BOTH,
 		.types = INT_OR_NULL, .max = 255,
 		.doc = "nccl-warmup's exit code (null: it did not exit: signal, deadline, not started)" },

@@ -25,7 +25,7 @@
  * not know.  Records without "schema" are revision 1 (before "schema"
  * and "producer").
  */
-#define SN_RECORD_SCHEMA 2
+#define SN_RECORD_SCHEMA 3
 /* "producer": what wrote the record (configure's AC_INIT). */
 #define SN_RECORD_PRODUCER PACKAGE_NAME " " PACKAGE_VERSION
 
@@ -104,6 +104,7 @@ enum sn_field {
 	SN_F_MODE,
 	SN_F_VERDICT,
 	SN_F_CLASS,
+	SN_F_FAULT,
 	SN_F_EXIT_CODE,
 	SN_F_SIGNAL,
 	SN_F_POLICY,

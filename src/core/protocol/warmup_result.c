@@ -59,6 +59,7 @@ enum seen_bit {
 	SEEN_TRANSPORT = 1 << 23,
 	SEEN_FABRIC = 1 << 24,
 	SEEN_BLAME_NODE = 1 << 25,
+	SEEN_FAULT = 1 << 26,
 };
 
 _Static_assert(SN_F_T_TEARDOWN - SN_F_T_CUDA_INIT + 1 == SN_RESULT_PHASES,
@@ -243,6 +244,7 @@ static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		S(SN_F_NCCL_SOURCE, SEEN_NCCL_SOURCE, nccl_source),
 		S(SN_F_FAILED_OP, SEEN_FAILED_OP, failed_op),
 		S(SN_F_TRANSPORT, SEEN_TRANSPORT, transport),
+		S(SN_F_FAULT, SEEN_FAULT, fault),
 #undef S
 	};
 

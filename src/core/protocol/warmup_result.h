@@ -51,6 +51,8 @@ struct sn_warmup_result {
 	char transport[64];
 	double collective_ms[SN_RESULT_COLLECTIVES];	/* collectives.<op> */
 	char failed_op[32];
+	/* "fault": node, job or environment (fault.h); "" when absent. */
+	char fault[16];
 	/*
 	 * Mode fabric: "fabric": {..., "blame_node": "n2" or null}, the node
 	 * the helper found at fault ("" when none or another mode).  Only
