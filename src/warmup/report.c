@@ -319,7 +319,12 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add(o, "%.1f}", now - s->t_start_ms);
 	add_key(o, ",", SN_F_BUSBW);
 	if (s->busbw_measured)
-		add(o, "%.3f,\"bytes\":%llu", s->busbw_gbps, s->opt.bytes);
+		add(o, "%.3f", s->busbw_gbps);
+	else
+		add(o, "null");
+	add_key(o, ",", SN_F_BYTES);
+	if (s->busbw_measured)
+		add(o, "%llu", s->opt.bytes);
 	else
 		add(o, "null");
 	add_key(o, ",", SN_F_TRANSPORT);

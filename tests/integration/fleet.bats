@@ -166,6 +166,13 @@ bandwidth_srun() {
 	[ "$(field source <<<"$lines" | sort -u)" = spank ] || sn_fail "$lines"
 	[ "$(field mode <<<"$lines" | sort -u)" = bandwidth ] || sn_fail "$lines"
 	[ "$(field gpu_count <<<"$lines" | sort -u)" = 2 ] || sn_fail "$lines"
+	# Typed for sinks: the step a number, its kind apart; the cluster;
+	# the all-reduce size the busbw was measured at (64 MiB default).
+	[ "$(field step <<<"$lines" | sort -u)" = 0 ] || sn_fail "$lines"
+	[ "$(field step_kind <<<"$lines" | sort -u)" = normal ] || sn_fail "$lines"
+	[ "$(field cluster <<<"$lines" | sort -u)" = spanknccl ] || sn_fail "$lines"
+	[ "$(field bytes <<<"$lines" | sort -u)" = 67108864 ] || sn_fail "$lines"
+	[ "$(field fault <<<"$lines" | sort -u)" = None ] || sn_fail "$lines"
 	[ "$(field gpus.1.busid <<<"$lines" | sort -u)" = 0000:02:00.0 ] ||
 		sn_fail "bus IDs: $lines"
 	field nccl_version <<<"$lines" | grep -qE '^[0-9]+\.[0-9]+\.[0-9]+' ||
@@ -261,11 +268,13 @@ failing_step_on_n2() {
 
 	# The node's counters tell them apart.
 	prom=$(cat "$(prom_dir n2)/spank_nccl.prom")
-	[ "$(sample 'spank_nccl_warmup_failures_total{class="nccl_error",fault="job"}' "$prom")" -ge 2 ] ||
+	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="job"}' "$prom")" -ge 2 ] ||
 		sn_fail "job faults not counted apart: $prom"
-	[ "$(sample 'spank_nccl_warmup_failures_total{class="nccl_error",fault="node"}' "$prom")" = 0 ] ||
+	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="node"}' "$prom")" = 0 ] ||
 		sn_fail "a job's fault counted as the node's: $prom"
-	[ "$(sample 'spank_nccl_warmup_failures_total{class="cuda_error",fault="node"}' "$prom")" -ge 1 ] ||
+	[ "$(sample 'spank_nccl_warmup_failures_total{mode="comm",source="plugin",fault="job"}' "$prom")" -ge 2 ] ||
+		sn_fail "job faults by mode/source: $prom"
+	[ "$(sample 'spank_nccl_warmup_failures_total{mode="comm",source="plugin",fault="node"}' "$prom")" -ge 1 ] ||
 		sn_fail "the node's fault not counted: $prom"
 }
 
@@ -273,7 +282,7 @@ failing_step_on_n2() {
 	local script lines prom before
 	sn_fake_env ok
 	prom="$(fleet_dir)/prom/n1/spank_nccl.prom"
-	before=$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom" 2>/dev/null)
+	before=$(awk '$1 == "spank_nccl_warmup_passes_total{mode=\"comm\",source=\"plugin\"}" { print $2 }' "$prom" 2>/dev/null)
 	script=$(sn_batch_script fleet-reuse.sh <<'S'
 #!/bin/bash
 #SBATCH --nccl-warmup
@@ -288,9 +297,13 @@ S
 	# The batch step warmed up; the srun reused its pass.
 	[ "$(field reused <<<"$lines" | paste -sd' ')" = "False True" ] ||
 		sn_fail "reused flags: $lines"
+	[ "$(field step <<<"$lines" | paste -sd' ')" = "None 0" ] ||
+		sn_fail "steps: $lines"
+	[ "$(field step_kind <<<"$lines" | paste -sd' ')" = "batch normal" ] ||
+		sn_fail "step kinds: $lines"
 	[ "$(field verdict <<<"$lines" | sort -u)" = pass ] || sn_fail "$lines"
 	# The metrics count the one real warmup, not the reuse.
-	[ "$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom")" -eq $((${before:-0} + 1)) ] ||
+	[ "$(awk '$1 == "spank_nccl_warmup_passes_total{mode=\"comm\",source=\"plugin\"}" { print $2 }' "$prom")" -eq $((${before:-0} + 1)) ] ||
 		sn_fail "passes_total (was ${before:-0}): $(cat "$prom")"
 	validate_records "batch and reused records" <<<"$lines"
 }
@@ -306,21 +319,35 @@ S
 	# No textfile error: node_exporter parsed our file.
 	[ "$(sample node_textfile_scrape_error "$text")" = 0 ] ||
 		sn_fail "textfile error: $(grep textfile "$SN_CLUSTER_DIR/log/node_exporter.log")"
-	[ "$(sample spank_nccl_warmup_last_success "$text")" = 1 ] ||
+	[ "$(sample 'spank_nccl_warmup_last_success{mode="bandwidth",source="plugin"}' "$text")" = 1 ] ||
+		sn_fail "$text"
+	# The failed comm warmup before it is not hidden by the pass.
+	[ "$(sample 'spank_nccl_warmup_last_success{mode="comm",source="plugin"}' "$text")" = 0 ] ||
 		sn_fail "$text"
 	busbw=$(sample spank_nccl_warmup_last_busbw_bytes_per_second "$text")
 	python3 -c "import sys; v = float(sys.argv[1]); assert 0.2e9 * $SLOW_GBPS < v <= 1.05e9 * $SLOW_GBPS, v" "$busbw" ||
 		sn_fail "busbw $busbw"
-	[ "$(sample spank_nccl_warmup_passes_total "$text")" -ge 1 ] ||
+	[ "$(sample 'spank_nccl_warmup_passes_total{mode="bandwidth",source="plugin"}' "$text")" -ge 1 ] ||
 		sn_fail "$text"
-	sample 'spank_nccl_warmup_failures_total{class="duplicate_busid"}' "$text" |
+	sample 'spank_nccl_warmup_failure_classes_total{class="duplicate_busid",fault="node"}' "$text" |
 		grep -qx '[1-9][0-9]*' || sn_fail "failure counter: $text"
-	grep -q '^spank_nccl_warmup_last_phase_duration_seconds{phase="comm_init"} ' \
-		<<<"$text" || sn_fail "$text"
-	grep -q '^spank_nccl_warmup_info{.*nccl_version="[0-9]' <<<"$text" ||
+	sample 'spank_nccl_warmup_phase_duration_seconds_count{phase="comm_init"}' "$text" |
+		grep -qx '[1-9][0-9]*' || sn_fail "phase histogram: $text"
+	sample 'spank_nccl_warmup_duration_seconds_bucket{mode="bandwidth",le="+Inf"}' "$text" |
+		grep -qx '[1-9][0-9]*' || sn_fail "duration histogram: $text"
+	# _info is the node's: its GPU model; the jobs here load the fake
+	# NCCL from their LD_LIBRARY_PATH, which is not the node's NCCL.
+	grep -q '^spank_nccl_warmup_info{.*gpu_model="NVIDIA Fake GPU"' <<<"$text" ||
 		sn_fail "$text"
-	# No job ids, users or GPU UUIDs in labels.
-	! grep -E '^spank_nccl.*(job|user|uuid)=' <<<"$text" || sn_fail "$text"
+	grep -q '^spank_nccl_warmup_info{.*nccl_version=""' <<<"$text" ||
+		sn_fail "a job's NCCL version in _info: $text"
+	# GPU series carry dcgm-exporter's pci_bus_id (NVML's spelling) and UUID.
+	# (node_exporter sorts the labels.)
+	grep '^spank_nccl_warmup_last_nccl_memory_bytes{' <<<"$text" |
+		grep -E 'pci_bus_id="[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]"' |
+		grep -q 'UUID="GPU-' || sn_fail "GPU labels: $text"
+	# No job ids, users or steps in labels.
+	! grep -E '^spank_nccl.*(job|user|step)=' <<<"$text" || sn_fail "$text"
 }
 
 @test "fleet: the report flags the slow node (table, JSON, SVG)" {
@@ -439,7 +466,7 @@ J
 	[ "$(sample node_textfile_scrape_error "$text")" = 0 ] || sn_fail "$text"
 	! grep -qE '^(evil|spank_nccl_warmup_passes_total 999999)' <<<"$text" ||
 		sn_fail "a metric line was injected: $text"
-	[ "$(grep -c '^spank_nccl_warmup_last_success ' <<<"$text")" -eq 1 ] ||
+	[ "$(grep -c '^spank_nccl_warmup_last_success{mode="comm",source="plugin"} ' <<<"$text")" -eq 1 ] ||
 		sn_fail "$text"
 	[ "$(grep -c '^spank_nccl_warmup_info' <<<"$text")" -eq 1 ] || sn_fail "$text"
 	validate_records "records of forged helper output" <<<"$lines"

@@ -185,6 +185,7 @@ static struct value result_value(const struct sn_warmup_result *res,
 	/* 0 is what the helper reports for "not measured". */
 	case SN_F_T_TOTAL: return number(res->total_ms > 0 ? res->total_ms : -1);
 	case SN_F_BUSBW: return number(res->busbw_gbps > 0 ? res->busbw_gbps : -1);
+	case SN_F_BYTES: return integer(res->busbw_gbps > 0 ? res->bytes : -1);
 	case SN_F_COLLECTIVES:
 		for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
 			any |= res->collective_ms[i] >= 0;
@@ -218,9 +219,9 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 	case SN_F_SOURCE: return str(r->source);
 	case SN_F_NODE: return str(r->node);
 	case SN_F_JOB: return integer(r->job);
-	case SN_F_STEP:
-		return r->step == -2 ? str(sn_fields[f].values[0]) :
-				       integer(r->step);
+	case SN_F_CLUSTER: return str(r->cluster);
+	case SN_F_STEP: return integer(r->step);
+	case SN_F_STEP_KIND: return str(r->step_kind);
 	case SN_F_USER: return str(r->user);
 	case SN_F_UID: return integer(r->uid);
 	case SN_F_MODE: return str(r->mode);

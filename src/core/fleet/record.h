@@ -42,7 +42,9 @@ struct sn_record {
 	double time;			/* seconds since the epoch */
 	char node[256];
 	long job;			/* < 0: unknown */
-	long step;			/* < 0: none (prolog); -2: batch */
+	long step;			/* < 0: none (prolog, batch, ...) */
+	const char *step_kind;		/* "normal", "batch", ...; NULL */
+	char cluster[64];		/* ClusterName; "" unknown */
 	char user[64];
 	long uid;			/* < 0: unknown */
 	char mode[16];

@@ -37,8 +37,9 @@ const struct sn_field_type_name sn_field_type_names[SN_FIELD_TYPES] = {
 };
 
 static const char *const record_tags[] = { "spank-nccl-warmup", NULL };
-static const char *const sources[] = { "spank", "prolog", NULL };
-static const char *const batch[] = { "batch", NULL };
+static const char *const sources[] = { "spank", "prolog", "manual", NULL };
+static const char *const step_kinds[] = { "normal", "batch", "extern",
+	"interactive", NULL };
 static const char *const verdicts[] = { "pass", "fail", NULL };
 static const char *const policies[] = { "fail", "warn", NULL };
 
@@ -80,15 +81,19 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 		.doc = "the same time, seconds since the Unix epoch" },
 	[SN_F_SOURCE] = { TOP("source"), .docs = REC, .types = STR_OR_NULL,
 		.values = sources,
-		.doc = "who ran the warmup: spank (spank_nccl.so in slurmstepd) or prolog (nccl-warmup-prolog)" },
+		.doc = "who ran the warmup: spank (spank_nccl.so in slurmstepd; metrics label source=plugin), prolog (nccl-warmup-prolog) or manual (nccl-warmup-record --source manual)" },
 	[SN_F_NODE] = { TOP("node"), .docs = BOTH, .types = SN_T_STRING,
 		.required = true, .doc = "the node's Slurm name" },
 	[SN_F_JOB] = { TOP("job"), .docs = REC, .types = INT_OR_NULL,
 		.doc = "the job id (null: unknown)" },
-	[SN_F_STEP] = { TOP("step"), .docs = REC,
-		.types = SN_T_INTEGER | SN_T_STRING | SN_T_NULL,
-		.values = batch,
-		.doc = "the step id, \"batch\" for the batch step, null from the Prolog" },
+	[SN_F_CLUSTER] = { TOP("cluster"), .docs = REC, .types = STR_OR_NULL,
+		.since = 3,
+		.doc = "Slurm's ClusterName (SLURM_CLUSTER_NAME; null: unknown)" },
+	[SN_F_STEP] = { TOP("step"), .docs = REC, .types = INT_OR_NULL,
+		.doc = "the step id, always a number (null for the batch, extern and interactive steps and from the Prolog: see step_kind); schema 1 and 2 wrote \"batch\" here" },
+	[SN_F_STEP_KIND] = { TOP("step_kind"), .docs = REC,
+		.types = STR_OR_NULL, .values = step_kinds, .since = 3,
+		.doc = "normal (srun), batch, extern or interactive (salloc's step); null from the Prolog" },
 	[SN_F_USER] = { TOP("user"), .docs = REC, .types = STR_OR_NULL,
 		.doc = "the job user's name (null: unknown)" },
 	[SN_F_UID] = { TOP("uid"), .docs = REC, .types = INT_OR_NULL,
@@ -176,6 +181,9 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 	[SN_F_BUSBW] = { TOP("busbw_gbps"), .docs = BOTH,
 		.types = NUM_OR_NULL, .decimals = 3,
 		.doc = "bus bandwidth of the timed all-reduce, GB/s (null: not measured)" },
+	[SN_F_BYTES] = { TOP("bytes"), .docs = BOTH, .types = INT_OR_NULL,
+		.min = 1024, .since = 3,
+		.doc = "the size of the timed all-reduce busbw_gbps was measured with, bytes (null: not measured); compare busbw only at one size" },
 	[SN_F_COLLECTIVES] = { TOP("collectives"), .docs = BOTH,
 		.types = SN_T_OBJECT | SN_T_NULL,
 		.doc = "milliseconds per verified collective (null: none ran)" },

@@ -97,8 +97,10 @@ enum sn_field {
 	SN_F_TS,
 	SN_F_SOURCE,
 	SN_F_NODE,
+	SN_F_CLUSTER,
 	SN_F_JOB,
 	SN_F_STEP,
+	SN_F_STEP_KIND,
 	SN_F_USER,
 	SN_F_UID,
 	SN_F_MODE,
@@ -136,6 +138,7 @@ enum sn_field {
 	SN_F_T_BANDWIDTH,
 	SN_F_T_TEARDOWN,
 	SN_F_BUSBW,
+	SN_F_BYTES,
 	SN_F_COLLECTIVES,
 	SN_F_C_ALLREDUCE,	/* the collectives, in warmup_result.h's order */
 	SN_F_C_BROADCAST,

@@ -60,6 +60,7 @@ enum seen_bit {
 	SEEN_FABRIC = 1 << 24,
 	SEEN_BLAME_NODE = 1 << 25,
 	SEEN_FAULT = 1 << 26,
+	SEEN_BYTES = 1 << 27,
 };
 
 _Static_assert(SN_F_T_TEARDOWN - SN_F_T_CUDA_INIT + 1 == SN_RESULT_PHASES,
@@ -283,6 +284,17 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 		out->exit_code = (int)v;
 		return 0;
 	}
+	if (is(key, SN_F_BYTES)) {
+		if (once(r, &t->seen, SEEN_BYTES, key))
+			return -1;
+		if (sn_json_peek(r) == 'n')
+			return sn_json_literal(r, "null");
+		if (sn_json_int(r, SN_WARMUP_BYTES_MIN, SN_WARMUP_BYTES_MAX,
+				&v, key))
+			return -1;
+		out->bytes = v;
+		return 0;
+	}
 	if (is(key, SN_F_STATUS))
 		return once(r, &t->seen, SEEN_STATUS, key) ||
 		       sn_json_string(r, out->status, sizeof(out->status), key);
@@ -345,6 +357,7 @@ static void unknown_optional(struct sn_warmup_result *out)
 	for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
 		out->collective_ms[i] = -1;
 	out->cuda_driver_version = -1;
+	out->bytes = -1;
 }
 
 int sn_warmup_result_parse(const char *text, size_t len,

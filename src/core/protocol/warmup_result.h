@@ -37,6 +37,7 @@ struct sn_warmup_result {
 		double nccl_mem_mib;	/* "nccl_mem_mib", < 0 if absent/null */
 	} gpus[SN_RESULT_MAX_GPUS];
 	double busbw_gbps;		/* bandwidth mode, else 0 */
+	long long bytes;		/* "bytes": its all-reduce size; < 0 absent */
 	double total_ms;
 	/*
 	 * Optional keys (schema version 1 readers ignore unknown keys; these
