@@ -34,7 +34,7 @@ static const char helper_json[] =
 	"\"nccl_source\":\"system\",\"gpus\":[{\"index\":0,\"busid\":\"0000:01:00.0\","
 	"\"uuid\":\"GPU-a\",\"name\":\"NVIDIA H200\",\"nccl_mem_mib\":296},"
 	"{\"index\":1,\"busid\":\"0000:02:00.0\",\"uuid\":\"GPU-b\",\"name\":\"NVIDIA H200\","
-	"\"nccl_mem_mib\":null}],\"timings_ms\":{\"cuda_init\":600,\"comm_init\":480,"
+	"\"nccl_mem_mib\":null}],\"timings_ms\":{\"cuda_init\":600,\"comm_init\":480,\"collectives\":15,"
 	"\"bandwidth\":null,\"total\":1500},\"busbw_gbps\":350.5,"
 	"\"collectives\":{\"allreduce\":1.25,\"sendrecv\":null}}";
 
@@ -78,7 +78,9 @@ static void test_result_optional_keys(void **state)
 	assert_true(res.gpus[1].nccl_mem_mib < 0);
 	assert_true(res.phase_ms[0] == 600);	/* cuda_init */
 	assert_true(res.phase_ms[1] < 0);	/* contexts: absent */
-	assert_true(res.phase_ms[4] < 0);	/* bandwidth: null */
+	assert_true(res.phase_ms[3] < 0);	/* allreduce: absent */
+	assert_true(res.phase_ms[4] == 15);	/* collectives */
+	assert_true(res.phase_ms[5] < 0);	/* bandwidth: null */
 	assert_true(res.collective_ms[0] == 1.25);
 	assert_true(res.collective_ms[4] < 0);
 	/* Negative and duplicate optional values are refused. */
@@ -115,6 +117,8 @@ static void test_round_trip(void **state)
 	assert_string_equal(view.driver_version, "580.95.05");
 	assert_non_null(strstr(line, "\"nccl_mem_mib\":296.0"));
 	assert_non_null(strstr(line, "\"step\":0,"));
+	/* Every phase, the collectives' included (schema 3). */
+	assert_non_null(strstr(line, "\"allreduce\":null,\"collectives\":15.0,\"bandwidth\":null"));
 	assert_non_null(strstr(line, "\"time\":\"2026-11-22T23:10:00.250Z\",\"ts\":1795389000.250,"));
 }
 

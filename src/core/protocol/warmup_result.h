@@ -18,7 +18,7 @@
 #define SN_RESULT_MAX_GPUS 64
 #define SN_RESULT_MAX_BYTES 65536
 /* timings_ms keys other than "total", and "collectives" keys. */
-#define SN_RESULT_PHASES 6
+#define SN_RESULT_PHASES 7
 #define SN_RESULT_COLLECTIVES 5
 
 struct sn_warmup_result {
