@@ -64,8 +64,8 @@ static const struct family families[F_COUNT] = {
 		"The node's driver, GPU model and own NCCL (warmup_nccl= or the system's; not a job's), always 1." },
 	[F_LAST_GPUS] = { "last_gpus", GAUGE, "", false,
 		"GPUs the last warmup checked." },
-	[F_NCCL_MEM] = { "last_nccl_memory_bytes", GAUGE, "pci_bus_id,UUID", false,
-		"GPU memory NCCL took on each GPU of the last warmup (labels as dcgm-exporter's)." },
+	[F_NCCL_MEM] = { "last_nccl_memory_bytes", GAUGE, "pci_bus_id,UUID", true,
+		"GPU memory NCCL took on each GPU, as last measured on it (labels as dcgm-exporter's)." },
 };
 
 static const char *const modes[] = { "check", "comm", "bandwidth", "fabric" };
@@ -280,6 +280,39 @@ static int update_info(struct sn_prom_state *st, const struct sn_warmup_result *
 		   v[0], v[1], v[2], v[3]);
 }
 
+/* NVML's spelling, which dcgm-exporter's pci_bus_id label carries:
+ * "00000000:3B:00.0" (CUDA says "0000:3b:00.0"). */
+static void nvml_busid(const char *cuda, char *out, size_t cap)
+{
+	unsigned int dom, bus, dev, fn;
+	char end;
+
+	if (sscanf(cuda, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) == 4)
+		snprintf(out, cap, "%08X:%02X:%02X.%X", dom, bus, dev, fn);
+	else
+		label_value(out, cap, cuda);
+}
+
+/* Each GPU's last measured NCCL memory: one series per GPU of the node. */
+static int update_memory(struct sn_prom_state *st,
+			 const struct sn_warmup_result *res)
+{
+	char busid[40], uuid[72];
+	int rc = 0;
+
+	for (size_t i = 0; res && i < res->n_gpus; i++) {
+		if (!isfinite(res->gpus[i].nccl_mem_mib) ||
+		    res->gpus[i].nccl_mem_mib < 0)
+			continue;
+		nvml_busid(res->gpus[i].busid, busid, sizeof(busid));
+		label_value(uuid, sizeof(uuid), res->gpus[i].uuid);
+		rc |= put(st, false, res->gpus[i].nccl_mem_mib * 1048576.0,
+			  P "last_nccl_memory_bytes{pci_bus_id=\"%s\",UUID=\"%s\"}",
+			  busid, uuid);
+	}
+	return rc;
+}
+
 int sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 {
 	const struct sn_warmup_result *res = r->result;
@@ -326,6 +359,7 @@ int sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 				  P "last_busbw_message_bytes");
 	}
 	rc |= update_info(st, res);
+	rc |= update_memory(st, res);
 	return rc ? -1 : 0;
 }
 
@@ -442,35 +476,6 @@ static void render_gpus(struct sn_text *t, const struct sn_record *r)
 	sn_text_add(t, P "last_gpus %zu\n", res ? res->n_gpus : (size_t)0);
 }
 
-/* NVML's spelling, which dcgm-exporter's pci_bus_id label carries:
- * "00000000:3B:00.0" (CUDA says "0000:3b:00.0"). */
-static void nvml_busid(const char *cuda, char *out, size_t cap)
-{
-	unsigned int dom, bus, dev, fn;
-	char end;
-
-	if (sscanf(cuda, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) == 4)
-		snprintf(out, cap, "%08X:%02X:%02X.%X", dom, bus, dev, fn);
-	else
-		label_value(out, cap, cuda);
-}
-
-static void render_memory(struct sn_text *t, const struct sn_record *r)
-{
-	const struct sn_warmup_result *res = r->result;
-	char busid[40], uuid[72];
-
-	for (size_t i = 0; res && i < res->n_gpus; i++) {
-		if (!isfinite(res->gpus[i].nccl_mem_mib) ||
-		    res->gpus[i].nccl_mem_mib < 0)
-			continue;
-		nvml_busid(res->gpus[i].busid, busid, sizeof(busid));
-		label_value(uuid, sizeof(uuid), res->gpus[i].uuid);
-		sn_text_add(t, P "last_nccl_memory_bytes{pci_bus_id=\"%s\",UUID=\"%s\"} %.0f\n",
-			    busid, uuid, res->gpus[i].nccl_mem_mib * 1048576.0);
-	}
-}
-
 /* Whether series KEY is of family F. */
 static bool in_family(const char *key, enum fam f)
 {
@@ -490,8 +495,6 @@ size_t sn_prom_render(const struct sn_prom_state *st,
 			    families[f].name, kind_names[families[f].kind]);
 		if (f == F_LAST_GPUS)
 			render_gpus(&t, r);
-		else if (f == F_NCCL_MEM)
-			render_memory(&t, r);
 		for (size_t i = 0; families[f].carried && i < st->n; i++)
 			if (in_family(st->s[i].key, (enum fam)f))
 				sn_text_add(&t, "%s %.*g\n", st->s[i].key,
