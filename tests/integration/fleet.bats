@@ -789,31 +789,55 @@ P
 	sn_assert_status 0
 }
 
-@test "fleet: record_syslog sends the same record to syslog (/dev/log)" {
+@test "fleet: record_syslog sends the record to syslog as ident spank-nccl, @cee: JSON in parts under 1 KiB" {
 	local got="$SN_CLUSTER_DIR/tmp/syslog.txt" file="$SN_CLUSTER_DIR/tmp/syslog.jsonl"
+	local res="$SN_CLUSTER_DIR/tmp/syslog-result.json"
 	rm -f "$got" "$file"
+	# A real result with 4 GPUs: more than one message's worth.
+	sn_fake_env ok
+	CUDA_VISIBLE_DEVICES=0,1,2,3 "$(sn_helper_path)" --node n2 --mode comm \
+		--json >"$res" 2>/dev/null || sn_fail "helper: $(cat "$res")"
 	# A private mount namespace (nothing propagates back to the host)
 	# with its own /dev (tmpfs), where a datagram socket at /dev/log
-	# stands in for the syslog daemon.
-	printf '%s\n' '{"version":1,"status":"nccl_error","exit_code":5,"message":"x\ny","nccl_version":"2.28.9"}' |
-	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /dev && exec python3 -c "
+	# stands in for the syslog daemon; it keeps every message it gets.
+	unshare -m --propagation private sh -c 'res=$1; shift; mount -t tmpfs tmpfs /dev && exec python3 -c "
 import socket, subprocess, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(\"/dev/log\")
-s.settimeout(20)
-rc = subprocess.run(sys.argv[1:]).returncode
-open(\"$0\", \"wb\").write(s.recv(65536))
+s.settimeout(2)
+rc = subprocess.run(sys.argv[1:], stdin=open(\"$res\")).returncode
+with open(\"$0\", \"wb\") as f:
+    try:
+        while True:
+            f.write(s.recv(65536) + b\"\\n\")
+    except socket.timeout:
+        pass
 sys.exit(rc)
-" "$@"' "$got" "$(recorder)" --node n2 --mode comm --exit-status 5 \
+" "$@"' "$got" "$res" "$(recorder)" --node n2 --mode comm --exit-status 0 \
 		--job 77 --record-file "$file" --syslog ||
 		sn_fail "recorder failed"
-	grep -q 'spank-nccl: record {"record":"spank-nccl-warmup",' "$got" ||
-		sn_fail "syslog message: $(cat "$got")"
-	# daemon.info: <30>
-	grep -q "^<30>" "$got" || sn_fail "priority: $(cat "$got")"
-	grep -qF '"message":"x\ny"' "$file" || sn_fail "message: $(cat "$file")"
-	# The same line as in the file.
-	[ "$(sed 's/.*spank-nccl: record //' "$got")" = "$(cat "$file")" ] ||
-		sn_fail "syslog: $(cat "$got") file: $(cat "$file")"
-	validate_records "a record without GPUs" <"$file"
+	# Every message: daemon.info (<30>), ident spank-nccl, @cee: and one
+	# JSON object under 1 KiB; together they are the file's record.
+	python3 - "$got" "$file" <<'P' || sn_fail "syslog: $(cat "$got")"
+import json, re, sys
+msgs = [l for l in open(sys.argv[1], "rb").read().split(b"\n") if l]
+rec = json.loads(open(sys.argv[2]).read())
+parts, gpus = [], []
+for m in msgs:
+    assert len(m) <= 1024, len(m)
+    h = re.match(rb"<30>spank-nccl\[[0-9]+\]: @cee:", m)
+    assert h, m[:60]
+    p = json.loads(m[h.end():])
+    parts.append(p["part"])
+    assert p["parts"] == len(msgs) and p["node"] == "n2", p
+    assert p["rid"] == "n2-%.3f" % rec["ts"], (p["rid"], rec["ts"])
+    gpus += p.get("gpus", [])
+    for k, v in p.items():
+        if k not in ("rid", "part", "parts"):
+            assert rec[k] == v, (k, v, rec[k])
+assert parts == list(range(1, len(msgs) + 1)), parts
+assert len(msgs) >= 3 and gpus == rec["gpus"] and len(gpus) == 4, (len(msgs), gpus)
+print(len(msgs), "parts")
+P
+	validate_records "a record with 4 GPUs" <"$file"
 }

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +127,7 @@ struct value {
 
 struct format_ctx {
 	const struct sn_record *r;
+	const struct sn_record_part *part;	/* what to write of it */
 	const struct sn_warmup_result *res;	/* NULL: no result parsed */
 	char stamp[40];				/* "time" */
 	char model[96];				/* "gpu_model" */
@@ -246,11 +246,16 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 	}
 }
 
-/* S as a JSON string (sn_json_escape: the line stays one valid line). */
-static void emit_string(struct sn_text *l, const char *s)
+/* S as a JSON string (sn_json_escape: the line stays one valid line),
+ * cut to CAP bytes and "..." when CAP is not 0. */
+static void emit_string(struct sn_text *l, const char *s, size_t cap)
 {
-	char esc[6 * 1024 + 1];
+	char esc[6 * 1024 + 1], cut[1024];
 
+	if (cap && strlen(s) > cap) {
+		snprintf(cut, sizeof(cut), "%.*s...", (int)cap, s);
+		s = cut;
+	}
 	sn_json_escape(esc, sizeof(esc), s);
 	sn_text_add(l, "\"%s\"", esc);
 }
@@ -265,7 +270,7 @@ static void emit_value(struct sn_text *l, const struct format_ctx *c,
 
 	switch (v.type) {
 	case SN_T_STRING:
-		emit_string(l, v.s);
+		emit_string(l, v.s, c->part->str_cap);
 		break;
 	case SN_T_INTEGER:
 		sn_text_add(l, "%lld", v.i);
@@ -283,8 +288,9 @@ static void emit_value(struct sn_text *l, const struct format_ctx *c,
 		break;
 	case SN_T_ARRAY:
 		sn_text_add(l, "[");
-		for (size_t i = 0; i < v.count; i++) {
-			sn_text_add(l, "%s{", i ? "," : "");
+		for (size_t i = c->part->gpu_from;
+		     i < v.count && i < c->part->gpu_to; i++) {
+			sn_text_add(l, "%s{", i > c->part->gpu_from ? "," : "");
 			emit_members(l, c, f, i);
 			sn_text_add(l, "}");
 		}
@@ -303,7 +309,9 @@ static void emit_members(struct sn_text *l, const struct format_ctx *c,
 
 	for (int f = 0; f < SN_F_COUNT; f++) {
 		if (sn_fields[f].parent != parent ||
-		    !(sn_fields[f].docs & SN_IN_RECORD))
+		    !(sn_fields[f].docs & SN_IN_RECORD) ||
+		    (parent == SN_F_TOP && c->part->keep &&
+		     !c->part->keep((enum sn_field)f)))
 			continue;
 		sn_text_add(l, "%s\"%s\":", sep, sn_fields[f].key);
 		emit_value(l, c, (enum sn_field)f, item);
@@ -313,8 +321,24 @@ static void emit_members(struct sn_text *l, const struct format_ctx *c,
 
 size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 {
+	static const struct sn_record_part whole = { .gpu_to = (size_t)-1 };
+	size_t n = sn_record_format_part(r, &whole, NULL, buf, cap);
+
+	if (!n || n + 2 > cap) {
+		buf[0] = '\0';
+		return 0;
+	}
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+size_t sn_record_format_part(const struct sn_record *r,
+			     const struct sn_record_part *part,
+			     const char *extra, char *buf, size_t cap)
+{
 	struct sn_text l = { buf, cap, 0, false };
-	struct format_ctx c = { .r = r, .res = r->result };
+	struct format_ctx c = { .r = r, .part = part, .res = r->result };
 	char day[32];
 	struct tm tm;
 	time_t secs = (time_t)r->time;
@@ -325,9 +349,9 @@ size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 	snprintf(c.stamp, sizeof(c.stamp), "%s.%03dZ", day,
 		 (int)((r->time - (double)secs) * 1000) % 1000);
 	sn_record_gpu_model(r->result, c.model, sizeof(c.model));
-	sn_text_add(&l, "{");
+	sn_text_add(&l, "{%s%s", extra ? extra : "", extra ? "," : "");
 	emit_members(&l, &c, SN_F_TOP, 0);
-	sn_text_add(&l, "}\n");
+	sn_text_add(&l, "}");
 	if (l.full) {
 		buf[0] = '\0';
 		return 0;
@@ -458,15 +482,4 @@ int sn_record_append(const char *pattern, const char *node, const char *line,
 		return -1;
 	}
 	return 0;
-}
-
-void sn_record_syslog(const char *line, size_t len)
-{
-	while (len && line[len - 1] == '\n')
-		len--;
-	/* No openlog(): inside slurmstepd that would change Slurm's own
-	 * syslog identity.  The record is one line (escaped), so one
-	 * message. */
-	syslog(LOG_DAEMON | LOG_INFO, "spank-nccl: record %.*s", (int)len,
-	       line);
 }
