@@ -212,19 +212,27 @@ static void build_json_fabric(const struct wu_run *s, struct out *o)
 	const struct wu_fabric *f = &s->fabric;
 
 	add_key(o, ",", SN_F_FABRIC);
-	add(o, "{\"nodes\":%u,\"node_index\":%u", s->opt.step.nodes,
-	    s->opt.step.node_index);
+	add_key(o, "{", SN_F_FAB_NODES);
+	add(o, "%u", s->opt.step.nodes);
+	add_key(o, ",", SN_F_FAB_NODE_INDEX);
+	add(o, "%u", s->opt.step.node_index);
+	add_key(o, ",", SN_F_FAB_RANKS);
 	if (f->nranks)
-		add(o, ",\"ranks\":%d,\"rank_base\":%d", f->nranks,
-		    f->rank_base);
+		add(o, "%d", f->nranks);
 	else
-		add(o, ",\"ranks\":null,\"rank_base\":null");
+		add(o, "null");
+	add_key(o, ",", SN_F_FAB_RANK_BASE);
+	if (f->nranks)
+		add(o, "%d", f->rank_base);
+	else
+		add(o, "null");
 	add(o, ",\"comm_id\":");
 	add_json_or_null(o, f->comm_id);
-	add(o, ",\"coordinator\":");
+	add_key(o, ",", SN_F_FAB_COORDINATOR);
 	add_json_or_null(o, f->coordinator);
 	/* Connections that were not the step's, refused unanswered. */
-	add(o, ",\"refused_connections\":%u", f->refused);
+	add_key(o, ",", SN_F_FAB_REFUSED);
+	add(o, "%u", f->refused);
 	if (f->blamed)
 		add(o, ",\"blame_index\":%u", f->blame_index);
 	else

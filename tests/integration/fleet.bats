@@ -746,6 +746,14 @@ J
 		sn_fail "fabric records: $lines"
 	[ "$(field transport <<<"$lines" | sort -u)" = NET/Socket ] ||
 		sn_fail "transport: $lines"
+	# The fabric object (schema 3): the step's nodes, each node's index
+	# and ranks, the coordinator on the first node.
+	[ "$(field fabric.nodes <<<"$lines" | sort -u)" = 3 ] || sn_fail "$lines"
+	[ "$(field fabric.node_index <<<"$lines" | sort | paste -sd' ')" = "0 1 2" ] ||
+		sn_fail "$lines"
+	[ "$(field fabric.ranks <<<"$lines" | sort -u)" = 6 ] || sn_fail "$lines"
+	[ "$(field fabric.coordinator <<<"$lines" | sort -u | wc -l)" = 1 ] ||
+		sn_fail "$lines"
 	validate_records "fabric records" <<<"$lines"
 	FAKE_NCCL_INIT_FAIL_HOSTS=n3 run --separate-stderr sn_srun -N3 \
 		--gres=gpu:2 --nccl-warmup=fabric true

@@ -182,6 +182,15 @@ static struct value result_value(const struct sn_warmup_result *res,
 	case SN_F_NCCL_SOURCE: return str(res->nccl_source);
 	case SN_F_TRANSPORT: return str(res->transport);
 	case SN_F_BLAME_NODE: return str(res->blame_node);
+	case SN_F_FABRIC:
+		return res->fabric.present ? container(SN_T_OBJECT, 0) :
+					     null_value;
+	case SN_F_FAB_NODES: return integer(res->fabric.nodes);
+	case SN_F_FAB_NODE_INDEX: return integer(res->fabric.node_index);
+	case SN_F_FAB_RANKS: return integer(res->fabric.ranks);
+	case SN_F_FAB_RANK_BASE: return integer(res->fabric.rank_base);
+	case SN_F_FAB_COORDINATOR: return str(res->fabric.coordinator);
+	case SN_F_FAB_REFUSED: return integer(res->fabric.refused);
 	/* 0 is what the helper reports for "not measured". */
 	case SN_F_T_TOTAL: return number(res->total_ms > 0 ? res->total_ms : -1);
 	case SN_F_BUSBW: return number(res->busbw_gbps > 0 ? res->busbw_gbps : -1);

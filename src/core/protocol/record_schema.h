@@ -129,6 +129,13 @@ enum sn_field {
 	SN_F_NCCL_SOURCE,
 	SN_F_TRANSPORT,
 	SN_F_BLAME_NODE,
+	SN_F_FABRIC,
+	SN_F_FAB_NODES,		/* the fabric object's, in its order */
+	SN_F_FAB_NODE_INDEX,
+	SN_F_FAB_RANKS,
+	SN_F_FAB_RANK_BASE,
+	SN_F_FAB_COORDINATOR,
+	SN_F_FAB_REFUSED,
 	SN_F_TIMINGS,
 	SN_F_T_TOTAL,
 	SN_F_T_CUDA_INIT,	/* the phases, in warmup_result.h's order */
@@ -151,7 +158,6 @@ enum sn_field {
 	SN_F_STATUS,
 	SN_F_NOTE,
 	SN_F_SUMMARY,
-	SN_F_FABRIC,
 	SN_F_COUNT
 };
 

@@ -215,12 +215,33 @@ static int collective_member(struct sn_json_reader *r, const char *key, int dept
 	return read_opt_number(r, &t->out->collective_ms[i], key);
 }
 
-/* "fabric": {...}: only "blame_node" is read, the rest is the helper's. */
+/* An integer >= 0 or null (-1). */
+static int read_opt_int(struct sn_json_reader *r, long *out, const char *key)
+{
+	if (sn_json_peek(r) == 'n') {
+		*out = -1;
+		return sn_json_literal(r, "null");
+	}
+	return sn_json_int(r, 0, 1L << 30, out, key);
+}
+
+/* "fabric": {...}: what the record keeps of it. */
 static int fabric_member(struct sn_json_reader *r, const char *key, int depth,
 			 void *ctx)
 {
 	struct top_ctx *t = ctx;
+	struct sn_result_fabric *fab = &t->out->fabric;
+	long *ints[] = { &fab->nodes, &fab->node_index, &fab->ranks,
+			 &fab->rank_base };
 
+	for (int i = 0; i < 4; i++)
+		if (is(key, (enum sn_field)(SN_F_FAB_NODES + i)))
+			return read_opt_int(r, ints[i], key);
+	if (is(key, SN_F_FAB_REFUSED))
+		return read_opt_int(r, &fab->refused, key);
+	if (is(key, SN_F_FAB_COORDINATOR))
+		return sn_json_string_or_null(r, fab->coordinator,
+					   sizeof(fab->coordinator), key);
 	if (is(key, SN_F_BLAME_NODE))
 		return once(r, &t->seen, SEEN_BLAME_NODE, key) ||
 		       sn_json_string_or_null(r, t->out->blame_node,
@@ -336,6 +357,7 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 			return -1;
 		if (sn_json_peek(r) == 'n')
 			return sn_json_literal(r, "null");
+		out->fabric.present = true;
 		return sn_json_object(r, depth + 1, fabric_member, t);
 	}
 	if (is(key, SN_F_CUDA_DRIVER_VERSION)) {
@@ -358,6 +380,9 @@ static void unknown_optional(struct sn_warmup_result *out)
 		out->collective_ms[i] = -1;
 	out->cuda_driver_version = -1;
 	out->bytes = -1;
+	out->fabric.nodes = out->fabric.node_index = -1;
+	out->fabric.ranks = out->fabric.rank_base = -1;
+	out->fabric.refused = -1;
 }
 
 int sn_warmup_result_parse(const char *text, size_t len,

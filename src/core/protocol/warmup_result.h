@@ -60,6 +60,12 @@ struct sn_warmup_result {
 	 * recorded: the plugin's verdict is the exit code.
 	 */
 	char blame_node[256];
+	/* "fabric": the rest of it, for the record (< 0 / "": null). */
+	struct sn_result_fabric {
+		bool present;
+		long nodes, node_index, ranks, rank_base, refused;
+		char coordinator[64];
+	} fabric;
 };
 
 /* The keys of phase_ms[I] (in timings_ms) and collective_ms[I]. */
