@@ -35,8 +35,10 @@ packages=(
 	# the RPM spec
 	dpkg-dev debhelper rpm rpmlint
 	# fleet view (tests/integration/fleet.bats): node_exporter serves the
-	# .prom file, promtool parses the scrape, xmllint checks the SVG
-	prometheus-node-exporter prometheus curl libxml2-utils
+	# .prom file, promtool parses the scrape and tests the alert rules,
+	# Prometheus evaluates the dashboard, matplotlib draws its panels,
+	# xmllint checks the SVG
+	prometheus-node-exporter prometheus curl libxml2-utils python3-matplotlib
 	# Slurm 24.11 and 26.05 in Debian roots (tests/cluster/release.sh)
 	debootstrap
 )

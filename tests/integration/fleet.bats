@@ -387,6 +387,11 @@ Y
 }
 
 prometheus_port() { echo $((39000 + $(sn__dir_hash) % 9000)); }
+# Whether Prometheus answers query $1 with a sample.
+prom_has() {
+	curl -sf --max-time 5 -G "http://127.0.0.1:$(prometheus_port)/api/v1/query" \
+		--data-urlencode "query=$1" | grep -q '"value"'
+}
 prom_up() {
 	curl -sf --max-time 5 "http://127.0.0.1:$(prometheus_port)/api/v1/query?query=count_over_time(spank_nccl_warmup_last_gpus%5B1m%5D)%3E%3D3" |
 		grep -q '"value"'
@@ -395,14 +400,9 @@ prom_up() {
 @test "fleet: every query of the shipped dashboard returns its series from a real Prometheus scraping node_exporter" {
 	local dash="$SN_SRC_DIR/share/spank-nccl/spank-nccl-dashboard.json"
 	local d="$SN_CLUSTER_DIR/tmp/prometheus" out
-	# n3's textfile: a node fault, a pass of each kind, a job's fault.
-	failing_warmup_on n3 || return 1
+	# n3's textfile exists (a pass) before Prometheus scrapes it.
 	run --separate-stderr bandwidth_srun
 	sn_assert_status 0
-	sn_fake_env ok
-	run --separate-stderr sn_srun -N1 -w n3 --gres=gpu:2 \
-		"--nccl-warmup=comm,nccl=$(bad_nccl)" true
-	sn_assert_failed
 	rm -rf "$d"
 	mkdir -p "$d/data"
 	cat >"$d/prometheus.yml" <<Y
@@ -418,6 +418,16 @@ Y
 	# Three scrapes at least: rate() and increase() need two.
 	sn__wait_for 300 prom_up ||
 		sn_fail "Prometheus has no scrapes: $(tail -n5 "$SN_CLUSTER_DIR/log/prometheus.log")"
+	# While it scrapes: a node fault, a job's fault, passes.
+	failing_warmup_on n3 || return 1
+	sn_fake_env ok
+	run --separate-stderr sn_srun -N1 -w n3 --gres=gpu:2 \
+		"--nccl-warmup=comm,nccl=$(bad_nccl)" true
+	sn_assert_failed
+	run --separate-stderr bandwidth_srun
+	sn_assert_status 0
+	sn__wait_for 300 prom_has 'sum(increase(spank_nccl_warmup_failures_total{fault="job"}[5m]))>0' ||
+		sn_fail "Prometheus never saw the job's failure"
 	run python3 "$SN_SRC_DIR/tests/integration/helpers/dashboard-queries.py" \
 		"$dash" "http://127.0.0.1:$(prometheus_port)" "$d/results.json"
 	kill "$(cat "$SN_CLUSTER_DIR/run/prometheus.pid")"
@@ -429,14 +439,24 @@ Y
 import json, sys
 r = json.load(open(sys.argv[1]))
 f = {s["metric"]["fault"]: float(s["value"][1]) for s in r["Warmup failures by whose fault (last hour)"]}
-print("faults", sorted(f))
+print("faults", sorted(f), "node>0" if f["node"] > 0 else "node=0", "job>0" if f["job"] > 0 else "job=0")
+print("failing nodes", r["Nodes failing by their own fault (last hour)"][0]["value"][1])
 m = r["NCCL memory per GPU (joins dcgm-exporter on UUID, pci_bus_id)"]
 print("gpu", all("UUID" in s["metric"] and "pci_bus_id" in s["metric"] for s in m), len(m))
 print("model", sorted({s["metric"]["gpu_model"] for s in r["Driver, GPU model and the node'"'"'s NCCL"]}))
 ' "$d/results.json")
-	grep -qx "faults \['environment', 'job', 'node'\]" <<<"$out" || sn_fail "$out"
+	grep -qx "faults \['environment', 'job', 'node'\] node>0 job>0" <<<"$out" || sn_fail "$out"
+	grep -qx "failing nodes 1" <<<"$out" || sn_fail "$out"
 	grep -qx "gpu True 2" <<<"$out" || sn_fail "$out"
 	grep -qx "model \['NVIDIA Fake GPU'\]" <<<"$out" || sn_fail "$out"
+	# The picture in docs/ (docs/results/dashboard.png) is drawn from
+	# these results where matplotlib is installed.
+	if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+		/usr/bin/python3 "$SN_SRC_DIR/tests/integration/helpers/render-dashboard.py" \
+			"$dash" "$d/results.json" "$SN_CLUSTER_DIR/tmp/dashboard.png" ||
+			sn_fail "render-dashboard.py failed"
+		echo "# panels drawn: $SN_CLUSTER_DIR/tmp/dashboard.png" >&3
+	fi
 }
 
 @test "fleet: a reused pass is recorded as reused, without touching the metrics" {

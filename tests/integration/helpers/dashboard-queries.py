@@ -6,7 +6,8 @@ usage: dashboard-queries.py DASHBOARD.json URL [OUT.json]
 
 Each target's expr must return at least one series, carrying the labels
 its outermost aggregation's "by (...)" names, and finite or NaN values only.  Prints
-one line per panel; OUT.json gets every result (for rendering).  Exit 1
+one line per panel; OUT.json gets every result, and the last two
+minutes of the time series panels (for helpers/render-dashboard.py).  Exit 1
 when a query fails or returns nothing.
 """
 import json
@@ -24,6 +25,16 @@ def query(url, expr):
     if body.get("status") != "success":
         raise RuntimeError(body)
     return body["data"]["result"]
+
+
+def query_range(url, expr, seconds):
+    import time
+    end = time.time()
+    q = urllib.parse.urlencode({"query": expr, "start": end - seconds,
+                                "end": end, "step": 1})
+    with urllib.request.urlopen("%s/api/v1/query_range?%s" % (url, q),
+                                timeout=10) as r:
+        return json.load(r)["data"]["result"]
 
 
 def main():
@@ -46,6 +57,8 @@ def main():
                                           % want))
             bad += not ok
             out[p["title"]] = res
+            if p["type"] == "timeseries":
+                out[p["title"] + " (range)"] = query_range(url, expr, 120)
     if len(sys.argv) > 3:
         json.dump(out, open(sys.argv[3], "w"), indent=1)
     return 1 if bad else 0
