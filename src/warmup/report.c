@@ -250,12 +250,12 @@ static enum sn_fault run_fault(const struct wu_run *s, int code)
 {
 	extern char **environ;
 	struct sn_fault_facts f = { .exit_code = code };
-	enum wu_nccl_source src[] = { s->nccl_source, s->nccl_tried };
+	enum wu_nccl_source src = s->nccl_source != WU_NCCL_NONE ?
+				  s->nccl_source : s->nccl_tried;
 
-	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
-		f.job_nccl |= src[i] == WU_NCCL_PRELOAD ||
-			      src[i] == WU_NCCL_USER ||
-			      src[i] == WU_NCCL_LD_LIBRARY_PATH;
+	/* The job's NCCL, and it could not be used (run->nc: resolved). */
+	f.job_nccl = !s->nc && (src == WU_NCCL_PRELOAD || src == WU_NCCL_USER ||
+				src == WU_NCCL_LD_LIBRARY_PATH);
 	for (char **e = environ; e && *e && !f.job_nccl_env; e++)
 		f.job_nccl_env = sn_fault_is_nccl_setting(*e);
 	return sn_fault_decide(&f);

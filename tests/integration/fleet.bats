@@ -271,6 +271,15 @@ failing_step_on_n2() {
 	[ "$(field fault <<<"$rec")" = job ] || sn_fail "NCCL_ALGO not the job's: $rec"
 	[ "$(field failed_op <<<"$rec")" = broadcast ] || sn_fail "$rec"
 
+	# The job's NCCL (from its LD_LIBRARY_PATH here) loaded, then could
+	# not build a communicator, with no NCCL_* of the job's: the node's
+	# (NVLink or the fabric manager would fail any NCCL).
+	FAKE_NCCL_FAIL=init failing_step_on_n2 comm
+	[ "$(field class <<<"$rec")" = nccl_error ] || sn_fail "$rec"
+	[ "$(field nccl_source <<<"$rec")" = ld_library_path ] || sn_fail "$rec"
+	[ "$(field fault <<<"$rec")" = node ] || sn_fail "init failure not the node's: $rec"
+	sn_assert_msg "report the node if it persists"
+
 	# A GPU whose memory another process holds: the node's, and said so.
 	FAKE_CUDA_FAIL=context-oom failing_step_on_n2 comm
 	sn_assert_msg "already held by other processes"
@@ -283,7 +292,8 @@ failing_step_on_n2() {
 	prom=$(cat "$(prom_dir n2)/spank_nccl.prom")
 	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="job"}' "$prom")" -ge 2 ] ||
 		sn_fail "job faults not counted apart: $prom"
-	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="node"}' "$prom")" = 0 ] ||
+	# (one: the init failure above; the job's two are not there)
+	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="node"}' "$prom")" = 1 ] ||
 		sn_fail "a job's fault counted as the node's: $prom"
 	[ "$(sample 'spank_nccl_warmup_failures_total{mode="comm",source="plugin",fault="job"}' "$prom")" -ge 2 ] ||
 		sn_fail "job faults by mode/source: $prom"

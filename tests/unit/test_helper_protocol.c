@@ -40,6 +40,9 @@ static void test_fault_decide(void **state)
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
 	f.job_nccl = true;		/* nccl=PATH: invalid ELF header */
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	/* An unusable library of the job's is an NCCL failure only. */
+	f.exit_code = SN_WARMUP_TIMEOUT;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
 	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_NCCL_ERROR,
 				     .job_nccl_env = true };
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
@@ -52,11 +55,10 @@ static void test_fault_decide(void **state)
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
 	f.exit_code = SN_WARMUP_DUPLICATE_BUSID;
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	/* Silent corruption: only the job's own library takes it. */
+	/* Silent corruption: the node's whatever the job set. */
 	f.exit_code = SN_WARMUP_WRONG_RESULT;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
 	f.job_nccl = true;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
 	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_FABRIC_SETUP };
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_ENVIRONMENT);
 	f.exit_code = SN_WARMUP_PEER_FAILED;

@@ -51,16 +51,18 @@ enum sn_fault sn_fault_decide(const struct sn_fault_facts *f)
 	case SN_WARMUP_PEER_FAILED:
 	case SN_WARMUP_FABRIC_SETUP:
 		return SN_FAULT_ENVIRONMENT;
-	/*
-	 * Wrong data is the node's even under the job's NCCL: silent
-	 * corruption must never hide behind a user's setting.
-	 */
+	/* Wrong data is the node's whatever the job set: silent corruption
+	 * must never hide behind a user's setting. */
 	case SN_WARMUP_WRONG_RESULT:
-		return f->job_nccl ? SN_FAULT_JOB : SN_FAULT_NODE;
+		return SN_FAULT_NODE;
+	case SN_WARMUP_NCCL_ERROR:
+		if (f->job_nccl)
+			return SN_FAULT_JOB;
+		break;
 	default:
 		break;
 	}
-	if (nccl_shaped(f->exit_code) && (f->job_nccl || f->job_nccl_env))
+	if (nccl_shaped(f->exit_code) && f->job_nccl_env)
 		return SN_FAULT_JOB;
 	return SN_FAULT_NODE;
 }

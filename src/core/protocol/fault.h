@@ -35,8 +35,12 @@ enum sn_fault sn_fault_parse(const char *name);
 /* What the helper knows when it fails. */
 struct sn_fault_facts {
 	int exit_code;		/* enum sn_warmup_exit */
-	/* The NCCL is the job's: its nccl=, LD_PRELOAD or LD_LIBRARY_PATH
-	 * (tried, even if it would not load). */
+	/*
+	 * The job's own NCCL (its nccl=, LD_PRELOAD or LD_LIBRARY_PATH) could
+	 * not be used: it would not load or lacks entry points.  One that
+	 * loaded and then failed is no proof against the node (NVLink, the
+	 * fabric manager fail the job's NCCL as well as the node's).
+	 */
 	bool job_nccl;
 	/* NCCL_* settings of the job's in effect (logging ones aside). */
 	bool job_nccl_env;
