@@ -25,6 +25,7 @@ struct sample {
 	double ts;
 	bool pass;
 	double busbw_gbps;	/* -1: none */
+	double bytes;		/* its all-reduce size; -1: unknown */
 	double total_ms;	/* -1: none */
 };
 
@@ -37,6 +38,8 @@ struct node_summary {
 	/* Fabric runs another node failed (class peer_failed): not failures
 	 * of this node, so neither in FAILURES nor the last failure. */
 	size_t peer_failed;
+	/* The all-reduce size of its newest busbw, the one compared. */
+	double busbw_bytes;
 	/* Failures that were the job's or the environment's ("fault"):
 	 * peer_failed included; not failures of this node either. */
 	size_t not_node;

@@ -70,10 +70,10 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 	 */
 	if (strcmp(r->mode, "fabric") == 0)
 		n->samples[n->n_samples++] = (struct sample){ r->ts, r->pass,
-							      -1, -1 };
+							      -1, -1, -1 };
 	else
 		n->samples[n->n_samples++] = (struct sample){
-			r->ts, r->pass, r->busbw_gbps, r->total_ms,
+			r->ts, r->pass, r->busbw_gbps, r->bytes, r->total_ms,
 		};
 	f->records++;
 	n->runs++;
@@ -133,15 +133,28 @@ static int cmp_sample_ts(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
+/* A passing run's bandwidth at the node's size (a failed run's is noise;
+ * another all-reduce size's another number). */
+static bool busbw_sample(const struct node_summary *n, size_t i)
+{
+	return n->samples[i].pass && n->samples[i].busbw_gbps >= 0 &&
+	       n->samples[i].bytes == n->busbw_bytes;
+}
+
 static void node_stats(struct node_summary *n, double *scratch)
 {
 	size_t k = 0, t = 0, half;
 	double early, late;
+	char size[32] = "";
 
 	qsort(n->samples, n->n_samples, sizeof(*n->samples), cmp_sample_ts);
-	/* Bandwidth of passing runs only: a failed run's number is noise. */
+	/* The size of the newest measurement: its peers' must match. */
+	n->busbw_bytes = -1;
 	for (size_t i = 0; i < n->n_samples; i++)
 		if (n->samples[i].pass && n->samples[i].busbw_gbps >= 0)
+			n->busbw_bytes = n->samples[i].bytes;
+	for (size_t i = 0; i < n->n_samples; i++)
+		if (busbw_sample(n, i))
 			scratch[k++] = n->samples[i].busbw_gbps;
 	n->busbw_samples = k;
 	n->busbw_trend_pct = NAN;
@@ -155,7 +168,7 @@ static void node_stats(struct node_summary *n, double *scratch)
 		/* median() sorted the halves; rebuild the set in order. */
 		k = 0;
 		for (size_t i = 0; i < n->n_samples; i++)
-			if (n->samples[i].pass && n->samples[i].busbw_gbps >= 0)
+			if (busbw_sample(n, i))
 				scratch[k++] = n->samples[i].busbw_gbps;
 	}
 	n->busbw_median = median(scratch, k);
@@ -163,8 +176,14 @@ static void node_stats(struct node_summary *n, double *scratch)
 		if (n->samples[i].pass && n->samples[i].total_ms >= 0)
 			scratch[t++] = n->samples[i].total_ms;
 	n->time_median_ms = median(scratch, t);
-	snprintf(n->group, sizeof(n->group), "%zux%s", n->gpu_count,
-		 n->gpu_model[0] ? n->gpu_model : "unknown");
+	/* Identical nodes measured at one size ("@64M"): busbw depends on
+	 * the size, so nodes measured at another are another group. */
+	if (n->busbw_bytes >= 1048576)
+		snprintf(size, sizeof(size), "@%.0fM", n->busbw_bytes / 1048576);
+	else if (n->busbw_bytes > 0)
+		snprintf(size, sizeof(size), "@%.0fK", n->busbw_bytes / 1024);
+	snprintf(n->group, sizeof(n->group), "%zux%s%s", n->gpu_count,
+		 n->gpu_model[0] ? n->gpu_model : "unknown", size);
 }
 
 /* Judges every node of GROUP against the group's medians. */

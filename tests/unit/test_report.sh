@@ -111,6 +111,27 @@ echo "$json" | grep -q '"node":"d1",[^}]*"runs":3,"passes":1,"failures":0,"reuse
 	bad "json d1 counted the job's or environment's fault: $json"
 echo "$json" | grep -q '"node":"d2",[^}]*"failures":2,"reused":0,"peer_failed":0,"not_node_faults":0,"last_failure_class":"nccl_error"' ||
 	bad "json d2 node faults: $json"
+# busbw is compared at one all-reduce size ("bytes", schema 3): e1-e3
+# at 64M; e4 measured at 1M (a third of the busbw, as small messages
+# are) is another group, not an outlier; e1's older 1M runs do not count.
+f4=$dir/sizes.jsonl
+{
+	for n in e1 e2 e3; do
+		rec 1 $n pass ok 8 "NVIDIA H100" 400 1000 |
+			sed 's/"verdict"/"bytes":67108864,"verdict"/'
+	done
+	rec 0 e1 pass ok 8 "NVIDIA H100" 100 1000 |
+		sed 's/"verdict"/"bytes":1048576,"verdict"/'
+	rec 1 e4 pass ok 8 "NVIDIA H100" 130 1000 |
+		sed 's/"verdict"/"bytes":1048576,"verdict"/'
+} >"$f4"
+out=$("$report" "$f4" 2>/dev/null)
+echo "$out" | grep -Eq '^e1 +8xNVIDIA H100@64M +2 +2 +0 +400\.0 ' ||
+	bad "e1's busbw mixed sizes: $out"
+echo "$out" | grep -Eq '^e4 +8xNVIDIA H100@1M .* -  *-$' ||
+	bad "e4 at 1M judged against 64M nodes: $out"
+! echo "$out" | grep -q OUTLIER || bad "an outlier across sizes: $out"
+
 # A "fault" that is no fault name: the line is refused, not counted.
 rec 6 d3 fail cuda_error 2 "NVIDIA H200" null 1000 "x" |
 	sed 's/"verdict"/"fault":"user","verdict"/' >"$dir/badfault.jsonl"

@@ -228,6 +228,7 @@ int sn_record_read(const char *line, size_t len, struct sn_json *d,
 		return -1;
 	out->gpu_count = v > 1e6 ? 0 : (size_t)v;
 	if (get_num(d, SN_F_BUSBW, -1, &out->busbw_gbps, err) < 0 ||
+	    get_num(d, SN_F_BYTES, -1, &out->bytes, err) < 0 ||
 	    get_num(d, SN_F_T_TOTAL, -1, &out->total_ms, err) < 0)
 		return -1;
 	/* The root side's own measurement stands in for a missing total. */

@@ -31,6 +31,7 @@ struct sn_record_view {
 	char nccl_version[32];
 	char driver_version[64];
 	double busbw_gbps;		/* -1: not measured */
+	double bytes;			/* its all-reduce size; -1: unknown */
 	double total_ms;		/* warmup duration; -1: unknown */
 };
 
