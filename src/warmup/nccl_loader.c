@@ -197,6 +197,12 @@ int wu_nccl_load(struct wu_run *run, struct wu_nccl *nc)
 	if (h)
 		return resolve(run, nc, h, WU_NCCL_SYSTEM);
 	why = dlerror();
+	/* Check mode checks the GPUs: a node whose jobs bring their own
+	 * NCCL (a container image) passes, and says so. */
+	if (opt->mode == SN_WARMUP_MODE_CHECK) {
+		wu_note(run, "no NCCL on the node");
+		return SN_WARMUP_OK;
+	}
 	return wu_fail(run, SN_WARMUP_NCCL_ERROR,
 		       "no NCCL found: looked in LD_PRELOAD (%s), the step's nccl= (not given), LD_LIBRARY_PATH (%s), warmup_nccl= in plugstack.conf (not set) and the system's library path (%s); point the step at the job's NCCL with --nccl-warmup=...,nccl=/path/to/libnccl.so.2 or put its directory in LD_LIBRARY_PATH",
 		       preload && *preload ? "no libnccl in it" : "unset",

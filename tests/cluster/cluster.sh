@@ -33,6 +33,11 @@
 #                       tests/cluster/release.sh creates and caches); the
 #                       commands below then run inside that chroot
 #   SN_SLURMD_PARAMETERS extra SlurmdParameters (e.g. contain_spank, 24.05+)
+#   SN_HIDE_HOST_NCCL=1 the nodes (slurmd, its steps, Prolog) see no host
+#                       NCCL: a node of a site whose jobs bring their NCCL
+#                       in a container image.  Each slurmd runs in its own
+#                       mount namespace over an ld.so.cache without the
+#                       directories holding libnccl.so*
 #   SN_INSTALLED=1      use the installed package (spank_nccl.so in Slurm's
 #                       plugin dir, LIBEXECDIR/nccl-warmup, the profile file
 #                       in /etc/slurm) instead of copies from SN_BUILD_DIR;
@@ -60,6 +65,7 @@ source "$SN_CLUSTER_LIB_DIR/release.sh"
 : "${SN_START_WAIT:=10}"
 : "${SN_SLURMD_PARAMETERS:=}"
 : "${SN_INSTALLED:=0}"
+: "${SN_HIDE_HOST_NCCL:=0}"
 : "${SN_INSTALLED_PLUGIN:=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl.so}"
 : "${SN_INSTALLED_HELPER:=/usr/libexec/nccl-warmup}"
 : "${SN_INSTALLED_PROFILES:=/etc/slurm/nccl-profiles.conf}"
@@ -342,8 +348,16 @@ sn__start_munge() {
 source "$SN_CLUSTER_LIB_DIR/netns.sh"
 
 
+# SN_HIDE_HOST_NCCL, pyxis and enroot.
+# shellcheck source=containers.sh
+source "$SN_CLUSTER_LIB_DIR/containers.sh"
+
 sn__start_slurmd() {
-	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns
+	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns hide
+	hide=$(sn__hide_nccl_cmd)
+	if [ "$SN_HIDE_HOST_NCCL" = 1 ]; then
+		sn__nonccl_cache || return 1
+	fi
 	if sn_cluster_uses_netns; then
 		ns=$(sn__netns_name "$i")
 		# The node gets its own network and hostname; everything else
@@ -361,14 +375,21 @@ sn__start_slurmd() {
 		nsenter --net="/run/netns/$ns" \
 			bash "$SN_CLUSTER_LIB_DIR/lowns.sh" --uts --mount \
 			--propagation slave -- \
-			sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+			sh -c "${hide}mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else
 		# Own hostname even on loopback: on real clusters the host
 		# name is the node name, and slurmstepd (and so the plugin's
 		# gethostname()) inherits it.
-		unshare --uts \
-			sh -c "hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+		# SN_HIDE_HOST_NCCL=1: also a mount namespace (the loader's
+		# cache without NCCL), a slave of the host's.
+		if [ -n "$hide" ]; then
+			set -- --mount --propagation slave
+		else
+			set --
+		fi
+		unshare --uts "$@" \
+			sh -c "${hide}hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	fi
 }

@@ -483,26 +483,37 @@ expect_json '"nccl_version":"2.12.12"'
 
 # No NCCL anywhere: the system's search must come up empty too, which a
 # mount namespace with an empty ld.so.cache guarantees.
-no_nccl() {
-	run no-nccl LD_LIBRARY_PATH="$fake/cuda" -- --json
+no_nccl() {	# no_nccl HELPER-ARGS...
+	run no-nccl LD_LIBRARY_PATH="$fake/cuda" -- --json "$@"
 }
-if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
-	no_nccl
-elif [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
-     unshare -m true 2>/dev/null; then
-	name=no-nccl
-	env LD_LIBRARY_PATH="$fake/cuda" unshare -m sh -c \
-		'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh \
-		"$helper" --node testnode --json >"$tmp/out" 2>"$tmp/err"
-	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-else
-	echo "SKIP [no-nccl]: this machine has a system libnccl.so.2 and no root to hide it" >&2
-	rc=5; out='"nccl_source":null'; err="no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
+no_nccl_hidden() {	# as no_nccl, the system's NCCL hidden; 1 if it cannot be
+	if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+		no_nccl "$@"
+	elif [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
+	     unshare -m true 2>/dev/null; then
+		name=no-nccl
+		env LD_LIBRARY_PATH="$fake/cuda" unshare -m sh -c \
+			'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh \
+			"$helper" --node testnode --json "$@" >"$tmp/out" 2>"$tmp/err"
+		rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+	else
+		echo "SKIP [no-nccl]: this machine has a system libnccl.so.2 and no root to hide it" >&2
+		return 1
+	fi
+}
+if no_nccl_hidden; then
+	expect_rc 5
+	expect_err "no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
+	expect_err "--nccl-warmup=...,nccl=/path/to/libnccl.so.2"
+	expect_json '"nccl_source":null'
 fi
-expect_rc 5
-expect_err "no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
-expect_err "--nccl-warmup=...,nccl=/path/to/libnccl.so.2"
-expect_json '"nccl_source":null'
+# Check mode needs no NCCL: it passes and says there is none.
+if no_nccl_hidden --mode check; then
+	expect_rc 0
+	expect_err "check mode, no NCCL on the node"
+	expect_json '"note":"no NCCL on the node"'
+	expect_json '"nccl_path":null'
+fi
 
 # --- the job's collectives, with the job's NCCL_* -------------------------
 run algo-tree NCCL_ALGO=Tree -- --json
