@@ -260,7 +260,12 @@ sn_plugstack_set() {
 	*" fabric_munge_socket="*) ;;
 	*) args="fabric_munge_socket=$SN_CLUSTER_DIR/munge/munge.socket $args" ;;
 	esac
-	printf 'required %s %s\n' "$(sn_plugin_path)" "$args" >"$conf.tmp"
+	{
+		# pyxis before spank-nccl (SN_PYXIS=1), or after on purpose.
+		[ "$SN_PYXIS_ORDER" = after ] || sn_pyxis_plugstack_line
+		printf 'required %s %s\n' "$(sn_plugin_path)" "$args"
+		[ "$SN_PYXIS_ORDER" != after ] || sn_pyxis_plugstack_line
+	} >"$conf.tmp"
 	chmod 0644 "$conf.tmp"
 	mv -f "$conf.tmp" "$conf"
 }
@@ -446,6 +451,7 @@ sn__cluster_start() {
 	chmod 1777 "$d/tmp"
 	sn_cluster_ensure_user || { sn__die "cannot create $SN_USER"; return 1; }
 	sn_cluster_install_artifacts || return 1
+	sn_pyxis_setup || return 1
 	sn__write_slurm_conf
 	sn_plugstack_reset
 	sn__start_munge || return 1

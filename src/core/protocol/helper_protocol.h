@@ -17,7 +17,11 @@
 
 #include "error.h"
 
-/* Never renumber a released code. */
+/*
+ * Never renumber a released code.  Reserved, not yet used: 13 gpu_health
+ * and 14 gpu_busy (issue 24); 15 the container image's NCCL missing or
+ * broken, a job fault (issue 21); 16-19 (issue 23).
+ */
 enum sn_warmup_exit {
 	SN_WARMUP_OK = 0,
 	SN_WARMUP_USAGE = 1,          /* bad command line */

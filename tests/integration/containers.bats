@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# Real pyxis 0.24.0 + enroot 4.1.2 (built from ../shared/third_party by
+# tests/cluster/containers.sh, pyxis listed before spank-nccl) on a
+# one-node cluster whose node has no NCCL of its own:
+# `srun --container-image=./IMG.sqsh --nccl-warmup` runs the warmup, then
+# pyxis starts the container, and a failed warmup keeps the tasks (and
+# the container) from starting.  Offline squashfs images (mksquashfs).
+
+load common
+load helpers/containers
+
+setup_file() { containers_file_setup; }
+teardown_file() { sn_file_teardown; }
+setup() { containers_setup; }
+
+@test "container: plain srun --container-image runs inside the image" {
+	run --separate-stderr sn_srun -n2 --container-image=./ok.sqsh \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+}
+
+@test "container: --nccl-warmup=check passes without NCCL, tasks run in the image" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
+	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
+}
+
+@test "container: --nccl-warmup with an NCCL named on the host warms it, tasks run in the image" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh \
+		--nccl-warmup=comm,verbose,nccl="$(sn_fake_dir nccl)" \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*NCCL [0-9.]+ from $(sn_fake_dir nccl)/libnccl.so.2 \(user\)"
+}
+
+# Containers pyxis created on NODE so far (its slurmd log).
+pyxis_creates() {
+	grep -c 'pyxis: creating container filesystem' "$(sn_slurmd_log "$1")" || true
+}
+
+# pyxis listed first runs its task_init (create + start the container)
+# before spank-nccl's task_init fails the step: the container starts, no
+# task does.
+@test "container: a failed warmup starts no task" {
+	local before
+	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
+	before=$(pyxis_creates n1)
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'duplicate PCI bus ID'
+	echo "# containers pyxis created for the failed step: $(($(pyxis_creates n1) - before))" >&3
+}
+
+@test "container: as the unprivileged job user" {
+	run --separate-stderr sn_as_user env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
+		FAKE_CUDA_LOG="$FAKE_CUDA_LOG" timeout -k 5 60 srun -n1 \
+		--gres=gpu:1 --container-image=./ok.sqsh \
+		--nccl-warmup=check,verbose sh -c 'cat /etc/sn-image; id -u'
+	sn_assert_status 0
+	[ "$(sed -n 1p <<<"$output")" = ok ] || sn_fail "not in the image"
+	[ "$(sed -n 2p <<<"$output")" = "$(id -u "$SN_USER")" ] ||
+		sn_fail "task uid: $output"
+	sn_assert_msg 'warmup ok on n1: 1 GPU '
+}
