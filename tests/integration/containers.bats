@@ -74,3 +74,26 @@ pyxis_creates() {
 		sn_fail "task uid: $output"
 	sn_assert_msg 'warmup ok on n1: 1 GPU '
 }
+
+# The docs' container examples (docs_examples.exceptions names them: the
+# docs_examples cluster has no pyxis): each srun line of a code block with
+# --container-image, runnable as shown but for the program, which becomes
+# a task printing the image it ran in.
+@test "container: the docs' container examples run" {
+	local line n=0 cmd
+	while IFS=$'\t' read -r type line; do
+		[ "$type" = S ] || continue
+		[[ $line == srun\ *--container-image=* ]] || continue
+		[[ $line == *…* ]] && continue
+		n=$((n + 1))
+		cmd=${line% python train.py}
+		[ "$cmd" != "$line" ] || sn_fail "example not ending in 'python train.py': $line"
+		echo "# $line" >&3
+		run --separate-stderr eval "sn_srun ${cmd#srun } cat /etc/sn-image"
+		sn_assert_status 0
+		[ "$(sort -u <<<"$output")" = ok ] || sn_fail "$line: tasks ran in: $output"
+		grep -q 'error: .*spank-nccl:' <<<"$stderr" && sn_fail "$line: spank-nccl error"
+	done < <(cd "$SN_SRC_DIR" && awk -f "$SN_TESTS_DIR/helpers/doc_examples.awk" \
+		README.md docs/*.md man/*.[0-9])
+	[ "$n" -ge 1 ] || sn_fail "no container example found in the docs"
+}

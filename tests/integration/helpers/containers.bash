@@ -15,6 +15,8 @@ containers_file_setup() {
 		sn_container_image "$kind" "$SN_CLUSTER_DIR/tmp/$kind.sqsh" ||
 			return 1
 	done
+	# The docs' examples name ./image.sqsh.
+	ln -sf ok.sqsh "$SN_CLUSTER_DIR/tmp/image.sqsh"
 }
 
 containers_setup() {
