@@ -44,7 +44,7 @@ const char *sn_health_check_name(enum sn_health_check c);
 const char *sn_health_level_name(enum sn_health_level l);
 void sn_health_policy_defaults(struct sn_health_policy *p);
 /*
- * "fail|warn|off" (every check) and/or CHECK:LEVEL items, comma
+ * "default|fail|warn|off" (every check) and/or CHECK:LEVEL items, comma
  * separated, applied left to right onto P's current levels: e.g.
  * "warn,busy:fail,pcie:off".  0, or -1 with ERR saying what was wrong
  * (P unchanged).

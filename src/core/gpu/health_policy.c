@@ -61,9 +61,13 @@ static int parse_item(const char *item, size_t len,
 	size_t name_len;
 	int c;
 
+	if (!colon && len == 7 && strncasecmp(item, "default", 7) == 0) {
+		memcpy(p->level, default_level, sizeof(p->level));
+		return 0;
+	}
 	if (!colon) {
 		if (parse_level(item, len, &level) < 0) {
-			sn_error_set(err, "\"%.*s\" is not fail, warn or off, nor CHECK:LEVEL (e.g. health=fail,pcie:warn)",
+			sn_error_set(err, "\"%.*s\" is not default, fail, warn or off, nor CHECK:LEVEL (e.g. health=fail,pcie:warn)",
 				     (int)(len > 64 ? 64 : len), item);
 			return -1;
 		}
@@ -99,7 +103,7 @@ int sn_health_policy_parse(const char *spec, struct sn_health_policy *p,
 	const char *s = spec;
 
 	if (!*spec) {
-		sn_error_set(err, "empty health policy: give fail, warn, off or CHECK:LEVEL items");
+		sn_error_set(err, "empty health policy: give default, fail, warn, off or CHECK:LEVEL items");
 		return -1;
 	}
 	for (;;) {
