@@ -25,6 +25,7 @@ void wu_cli_usage(void)
 	      "                   [--fabric-ports LO-HI] [--fabric-root ADDR]\n"
 	      "                   [--fabric-transport any|no-socket]\n"
 	      "                   [--munge-socket PATH]\n"
+	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
 	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
@@ -66,9 +67,17 @@ void wu_cli_usage(void)
 	      "  --munge-socket PATH\n"
 	      "                     munged's socket, which authenticates the step's\n"
 	      "                     nodes to each other (default: libmunge's)\n"
+	      "  --health POLICY    the GPU health checks (NVML): fail, warn or off,\n"
+	      "                     and/or CHECK:LEVEL items, e.g. warn,busy:fail\n"
+	      "                     (checks: busy row_remap retired_pages ecc\n"
+	      "                     persistence compute_mode pcie nvlink clocks)\n"
+	      "  --health-busy-mib MIB\n"
+	      "                     memory other processes may hold on a GPU before\n"
+	      "                     the busy check counts it (default %llu)\n"
 	      "  --limits           print the limits above and how a supervisor\n"
 	      "                     bounds this program, KEY=VALUE lines\n",
-	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S);
+	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
+	      SN_HEALTH_BUSY_MIB_DEFAULT);
 }
 
 /*
@@ -147,6 +156,17 @@ static int parse_nccl_path(const char *name, const char *v, char *out,
 	return -1;
 }
 
+static int parse_health(const char *v, struct wu_options *o, char *err,
+			size_t len)
+{
+	struct sn_error why;
+
+	if (sn_health_policy_parse(v, &o->health, &why) == 0)
+		return 0;
+	snprintf(err, len, "invalid --%s: %s", SN_HELPER_OPT_HEALTH, why.msg);
+	return -1;
+}
+
 /* One option's value; -1 with ERR set when it is not valid. */
 static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		       char *err, size_t len)
@@ -211,6 +231,16 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		}
 		snprintf(o->munge_socket, sizeof(o->munge_socket), "%s", v);
 		return 0;
+	case 'H':
+		return parse_health(v, o, err, len);
+	case 'B':
+		rc = sn_health_parse_busy_mib(v, &o->health.busy_mib);
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --%s '%.40s': give whole MiB from 0 to %llu",
+				 SN_HELPER_OPT_HEALTH_BUSY_MIB, v,
+				 SN_HEALTH_BUSY_MIB_MAX);
+		return rc;
 	case 'N':
 		return parse_nccl_path(SN_HELPER_OPT_NCCL, v, o->nccl_user,
 				       sizeof(o->nccl_user), err, len);
@@ -240,6 +270,8 @@ static const struct option long_opts[] = {
 	{ "fabric-root", required_argument, NULL, 'R' },
 	{ SN_HELPER_OPT_FABRIC_TRANSPORT, required_argument, NULL, 'T' },
 	{ SN_HELPER_OPT_MUNGE_SOCKET, required_argument, NULL, 'M' },
+	{ SN_HELPER_OPT_HEALTH, required_argument, NULL, 'H' },
+	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -261,6 +293,7 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	opt->bytes = SN_WARMUP_BYTES_DEFAULT;
 	opt->teardown_exit = SN_WARMUP_TEARDOWN_EXIT_DEFAULT;
 	wu_step_defaults(&opt->step);
+	sn_health_policy_defaults(&opt->health);
 	err[0] = '\0';
 
 	/* Our own messages (opterr = 0), in the usage-error line. */

@@ -46,6 +46,11 @@ static int run_all(struct wu_run *run)
 	code = wu_gpus_check_duplicates(run);
 	if (code)
 		return code;
+	/* Before any context: another process's memory is named here, not
+	 * met as an out-of-memory in cuDevicePrimaryCtxRetain. */
+	code = wu_health_check(run);
+	if (code)
+		return code;
 	/* Check mode too: every result names the NCCL the job would get.
 	 * Loading it runs nothing of NCCL but its ncclGetVersion. */
 	code = wu_nccl_load(run, &nccl);

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "fabric_addr.h"
 #include "fabric_msg.h"
+#include "health.h"
 #include "json_write.h"
 #include "hostlist.h"
 #include "nccl_log.h"
@@ -98,6 +99,17 @@ struct wu_options {
 	char fabric_root[64];		/* --fabric-root ADDR; "" if not given */
 	bool refuse_socket;		/* --fabric-transport no-socket */
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
+	struct sn_health_policy health;	/* --health, --health-busy-mib */
+};
+
+/* The GPU health checks' outcome (nvml.c; health.h judges). */
+struct wu_health {
+	bool ran;			/* wu_health_check ran (not all off) */
+	bool checked;			/* NVML answered */
+	char why_not[160];		/* why not checked */
+	double ms;			/* dlopen .. nvmlShutdown */
+	struct sn_gpu_health gpu[WU_MAX_GPUS];	/* by position in gpus[] */
+	struct sn_health_verdict verdict;
 };
 
 struct wu_run;
@@ -169,6 +181,7 @@ struct wu_run {
 	double busbw_gbps;
 	char transport[SN_TRANSPORT_MAX];	/* sn_nccl_transport(); "" unknown */
 	struct wu_fabric fabric;
+	struct wu_health health;
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
@@ -204,6 +217,9 @@ int wu_step_check(struct wu_step *step, char *err, size_t len);
 int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu);
 int wu_gpus_check_duplicates(struct wu_run *run);
 int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
+
+/* nvml.c: the GPU health checks, after enumeration, before contexts */
+int wu_health_check(struct wu_run *run);
 
 /* collectives.c */
 const char *wu_coll_name(enum wu_coll op);
