@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64
@@ -125,7 +126,12 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		    s->cuda_driver_version / 1000,
 		    (s->cuda_driver_version % 1000) / 10,
 		    s->driver_version[0] ? ")" : "");
-	if (s->nccl_source != WU_NCCL_NONE)
+	if (s->nccl_source == WU_NCCL_CONTAINER)
+		add(&o, ", NCCL %s from %s (container image %s)",
+		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
+		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
+		    wu_container_image(s));
+	else if (s->nccl_source != WU_NCCL_NONE)
 		add(&o, ", NCCL %s from %s (%s)",
 		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
 		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",

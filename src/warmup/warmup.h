@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "busid.h"
 #include "clock.h"
@@ -58,6 +59,7 @@ enum wu_nccl_source {
 	WU_NCCL_LD_LIBRARY_PATH,
 	WU_NCCL_ADMIN,		/* --nccl-default: plugstack.conf */
 	WU_NCCL_SYSTEM,		/* the dynamic loader's own search */
+	WU_NCCL_CONTAINER,	/* --container-pid: the container's own */
 };
 
 struct wu_cu;
@@ -98,6 +100,8 @@ struct wu_options {
 	char fabric_root[64];		/* --fabric-root ADDR; "" if not given */
 	bool refuse_socket;		/* --fabric-transport no-socket */
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
+	pid_t container_pid;		/* --container-pid; 0 if not given */
+	char container_image[256];	/* --container-image; "" if not given */
 };
 
 struct wu_run;
