@@ -26,6 +26,7 @@ void wu_cli_usage(void)
 	      "                   [--fabric-transport any|no-socket]\n"
 	      "                   [--munge-socket PATH]\n"
 	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
+	      "                   [--container-pid PID [--container-image NAME]]\n"
 	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
@@ -74,6 +75,13 @@ void wu_cli_usage(void)
 	      "  --health-busy-mib MIB\n"
 	      "                     memory other processes may hold on a GPU before\n"
 	      "                     the busy check counts it (default %llu)\n"
+	      "  --container-pid PID\n"
+	      "                     warm the NCCL of the container process PID\n"
+	      "                     runs in (its LD_LIBRARY_PATH, ld.so.conf, library\n"
+	      "                     directories, Python's nvidia-nccl-cu* wheel), with\n"
+	      "                     its NCCL_* variables, from the host side\n"
+	      "  --container-image NAME\n"
+	      "                     that container's image, for messages\n"
 	      "  --limits           print the limits above and how a supervisor\n"
 	      "                     bounds this program, KEY=VALUE lines\n",
 	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
@@ -164,6 +172,19 @@ static int parse_health(const char *v, struct wu_options *o, char *err,
 	if (sn_health_policy_parse(v, &o->health, &why) == 0)
 		return 0;
 	snprintf(err, len, "invalid --%s: %s", SN_HELPER_OPT_HEALTH, why.msg);
+static int parse_container_pid(const char *v, struct wu_options *o,
+			       char *err, size_t len)
+{
+	char *end;
+	long pid = strtol(v, &end, 10);
+
+	if (end != v && !*end && pid > 0 && pid <= 4194304) {
+		o->container_pid = (pid_t)pid;
+		return 0;
+	}
+	snprintf(err, len,
+		 "invalid --container-pid '%.40s': give the process ID of a process in the container (e.g. a task's $$)",
+		 v);
 	return -1;
 }
 
@@ -241,6 +262,18 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 				 SN_HELPER_OPT_HEALTH_BUSY_MIB, v,
 				 SN_HEALTH_BUSY_MIB_MAX);
 		return rc;
+	case 'p':
+		return parse_container_pid(v, o, err, len);
+	case 'i':
+		if (!v[0] || strlen(v) >= sizeof(o->container_image)) {
+			snprintf(err, len,
+				 "invalid --container-image '%.80s': give the image's name (at most %zu characters)",
+				 v, sizeof(o->container_image) - 1);
+			return -1;
+		}
+		snprintf(o->container_image, sizeof(o->container_image), "%s",
+			 v);
+		return 0;
 	case 'N':
 		return parse_nccl_path(SN_HELPER_OPT_NCCL, v, o->nccl_user,
 				       sizeof(o->nccl_user), err, len);
@@ -272,6 +305,8 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_MUNGE_SOCKET, required_argument, NULL, 'M' },
 	{ SN_HELPER_OPT_HEALTH, required_argument, NULL, 'H' },
 	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
+	{ "container-pid", required_argument, NULL, 'p' },
+	{ "container-image", required_argument, NULL, 'i' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -338,6 +373,11 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	}
 	if (wu_step_check(&opt->step, err, err_len) < 0)
 		return WU_CLI_USAGE;
+	if (opt->container_image[0] && !opt->container_pid) {
+		snprintf(err, err_len,
+			 "--container-image names the image of --container-pid: give both");
+		return WU_CLI_USAGE;
+	}
 	/* Every node must agree on the step: spank_nccl.so passes it all. */
 	if (opt->mode == SN_WARMUP_MODE_FABRIC &&
 	    (!opt->step.has_job || !opt->step.has_nodes)) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "report_out.h"
+#include "container.h"
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64
@@ -117,7 +118,12 @@ static void build_summary(const struct wu_run *s, int code, double now,
 		    s->cuda_driver_version / 1000,
 		    (s->cuda_driver_version % 1000) / 10,
 		    s->driver_version[0] ? ")" : "");
-	if (s->nccl_source != WU_NCCL_NONE)
+	if (s->nccl_source == WU_NCCL_CONTAINER)
+		wu_out_add(&o, ", NCCL %s from %s (container image %s)",
+		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
+		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
+		    wu_container_image(s));
+	else if (s->nccl_source != WU_NCCL_NONE)
 		wu_out_add(&o, ", NCCL %s from %s (%s)",
 		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
 		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "busid.h"
 #include "clock.h"
@@ -59,6 +60,7 @@ enum wu_nccl_source {
 	WU_NCCL_LD_LIBRARY_PATH,
 	WU_NCCL_ADMIN,		/* --nccl-default: plugstack.conf */
 	WU_NCCL_SYSTEM,		/* the dynamic loader's own search */
+	WU_NCCL_CONTAINER,	/* --container-pid: the container's own */
 };
 
 struct wu_cu;
@@ -100,6 +102,8 @@ struct wu_options {
 	bool refuse_socket;		/* --fabric-transport no-socket */
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
 	struct sn_health_policy health;	/* --health, --health-busy-mib */
+	pid_t container_pid;		/* --container-pid; 0 if not given */
+	char container_image[256];	/* --container-image; "" if not given */
 };
 
 /* The GPU health checks' outcome (nvml.c; health.h judges). */

@@ -130,6 +130,8 @@ sn_pyxis_setup() {
 #   ok      fake libnccl.so.2 in /usr/lib/x86_64-linux-gnu (ld.so.cache)
 #   broken  a libnccl.so.2 that is not a library
 #   none    no NCCL
+#   tree    as ok, and NCCL_ALGO=Tree in the image's environment
+#           (/etc/environment), which the fake NCCL's broadcast refuses
 # sn_container_image KIND OUT.sqsh
 sn_container_image() {
 	local kind=$1 out=$2 root f lib
@@ -147,7 +149,8 @@ sn_container_image() {
 	echo 'root:x:0:' >"$root/etc/group"
 	echo "$kind" >"$root/etc/sn-image"
 	case $kind in
-	ok) cp -L "$(sn_fake_dir nccl)/libnccl.so.2" \
+	tree) echo 'NCCL_ALGO=Tree' >"$root/etc/environment" ;;&
+	ok | tree) cp -L "$(sn_fake_dir nccl)/libnccl.so.2" \
 		"$root/usr/lib/x86_64-linux-gnu/libnccl.so.2" ;;
 	broken) echo 'not a library' \
 		>"$root/usr/lib/x86_64-linux-gnu/libnccl.so.2" ;;

@@ -97,3 +97,51 @@ pyxis_creates() {
 		README.md docs/*.md man/*.[0-9])
 	[ "$n" -ge 1 ] || sn_fail "no container example found in the docs"
 }
+
+@test "container NCCL by hand: --container-pid warms the image's NCCL and names it" {
+	containers_hold ./ok.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./ok.sqsh --json
+	containers_release
+	sn_assert_status 0
+	grep -q 'NCCL [0-9.]* from /usr/lib/x86_64-linux-gnu/libnccl.so.2 (container image ./ok.sqsh), comm mode' <<<"$stderr" ||
+		sn_fail "summary does not name the image's NCCL"
+	[ "$(jq -r .nccl_source <<<"$output")" = container ] || sn_fail "source"
+	[ "$(jq -r .nccl_path <<<"$output")" = /usr/lib/x86_64-linux-gnu/libnccl.so.2 ] ||
+		sn_fail "path"
+}
+
+@test "container NCCL by hand: the image's NCCL_* settings are used" {
+	containers_hold ./tree.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./tree.sqsh --json
+	containers_release
+	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
+	[ "$(jq -r .failed_op <<<"$output")" = broadcast ] ||
+		sn_fail "NCCL_ALGO=Tree of the image not applied"
+}
+
+@test "container NCCL by hand: a broken NCCL in the image fails, naming the image" {
+	containers_hold ./broken.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./broken.sqsh
+	containers_release
+	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
+	grep -q 'cannot load the NCCL named by the container image ./broken.sqsh, /proc/[0-9]*/root/usr/lib/x86_64-linux-gnu/libnccl.so.2' <<<"$stderr" ||
+		sn_fail "message does not name the image and its library"
+}
+
+@test "container NCCL by hand: no NCCL in the image fails comm, passes check" {
+	containers_hold ./none.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./none.sqsh --mode comm
+	[ "$status" -eq 5 ] || { containers_release; sn_fail "comm: status $status, expected 5"; }
+	grep -q 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH' <<<"$stderr" ||
+		{ containers_release; sn_fail "comm: message"; }
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./none.sqsh --mode check
+	containers_release
+	sn_assert_status 0
+	grep -q 'check mode, no NCCL in the container image ./none.sqsh' <<<"$stderr" ||
+		sn_fail "check: no note"
+}

@@ -150,7 +150,7 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 		.types = STR_OR_NULL, .doc = "the path of the libnccl.so.2 loaded" },
 	[SN_F_NCCL_SOURCE] = { TOP("nccl_source"), .docs = BOTH,
 		.types = STR_OR_NULL,
-		.doc = "where that NCCL came from: preload, user, ld_library_path, admin or system" },
+		.doc = "where that NCCL came from: preload, user, ld_library_path, admin, system or container" },
 	[SN_F_TRANSPORT] = { TOP("transport"), .docs = BOTH,
 		.types = STR_OR_NULL,
 		.doc = "the network NCCL used (fabric mode), e.g. NET/IB" },

@@ -4,14 +4,15 @@
 # Shared by containers.bats and containers_multinode.bats: a cluster with
 # real pyxis + enroot listed before spank-nccl (tests/cluster/containers.sh
 # builds them once) and no host NCCL on its nodes, and the offline test
-# image ok.sqsh (the fake NCCL in its ld.so.cache; sn_container_image).
+# images KIND.sqsh of sn_container_image: ok (the fake NCCL in its
+# ld.so.cache), broken, none and tree (NCCL_ALGO=Tree in its environment).
 # An image holds /etc/sn-image naming it, so a task proves it ran inside.
 
 containers_file_setup() {
 	local kind
 	export SN_PYXIS=1 SN_HIDE_HOST_NCCL=1
 	sn_file_setup || return 1
-	for kind in ok; do
+	for kind in ok broken none tree; do
 		sn_container_image "$kind" "$SN_CLUSTER_DIR/tmp/$kind.sqsh" ||
 			return 1
 	done
@@ -34,4 +35,33 @@ containers_setup() {
 # The image each task ran in, one line per task (sorted).
 containers_images() {
 	sort <<<"$output" | paste -sd' ' -
+}
+
+# Starts, as the job user, a one-task container step of IMAGE whose task
+# waits for $SN_CLUSTER_DIR/tmp/go-$BATS_TEST_NUMBER; sets CONTAINER_PID
+# to the task's process (enroot gives it no PID namespace: the host's
+# number).  containers_release lets it end.
+containers_hold() {
+	local image=$1 out="$SN_CLUSTER_DIR/tmp/hold-$BATS_TEST_NUMBER"
+	GO="$SN_CLUSTER_DIR/tmp/go-$BATS_TEST_NUMBER"
+	rm -f "$out" "$GO"
+	sn_as_user timeout -k 5 60 srun -n1 --container-image="$image" \
+		--container-mounts="$SN_CLUSTER_DIR/tmp" \
+		sh -c "echo \$\$ >'$out' && while [ ! -e '$GO' ]; do sleep 0.05; done" \
+		</dev/null >/dev/null 2>&1 &
+	HOLD_SRUN=$!
+	sn__wait_for 300 test -s "$out" || sn_fail "the container step did not start"
+	CONTAINER_PID=$(cat "$out")
+}
+
+containers_release() {
+	touch "$GO"
+	sn__wait_for 300 sh -c "! kill -0 $HOLD_SRUN 2>/dev/null" ||
+		sn_fail "the container step did not end"
+}
+
+# nccl-warmup by hand as the job user, the fake driver from the host.
+containers_helper() {
+	sn_as_user env FAKE_CUDA_LOG="$FAKE_CUDA_LOG" \
+		LD_LIBRARY_PATH="$LD_LIBRARY_PATH" "$(sn_helper_path)" "$@"
 }
