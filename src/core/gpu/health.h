@@ -39,6 +39,11 @@ struct sn_health_policy {
 #define SN_HEALTH_BUSY_MIB_DEFAULT 1024ULL
 #define SN_HEALTH_BUSY_MIB_MAX (1ULL << 24)	/* 16 TiB: a typo above */
 #define SN_HEALTH_SPEC_MAX 256			/* canonical spec text */
+/*
+ * The summary line's clause for checks that warn: spank_nccl.so prints a
+ * passing warmup's summary, verbose or not, when it holds this.
+ */
+#define SN_HEALTH_WARNING_CLAUSE ", health WARNING: "
 
 const char *sn_health_check_name(enum sn_health_check c);
 const char *sn_health_level_name(enum sn_health_level l);
