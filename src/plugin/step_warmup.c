@@ -391,7 +391,7 @@ failed:
 	if (ok) {
 		/* A health check at warn: said to the user, step runs. */
 		if (rc == 0 && run->have_result &&
-		    strstr(run->result.summary, SN_HEALTH_WARNING_CLAUSE))
+		    strstr(run->result.summary, SN_SUMMARY_WARNING))
 			sn_log_user("%s", run->result.summary);
 		else if (rc == 0 && p->warmup_req.verbose)
 			sn_log_user("%s", run->have_result &&

@@ -199,3 +199,25 @@ start_holder() {
 	sn_assert_failed
 	sn_assert_msg 'health_busy_mib=lots.*expected whole MiB'
 }
+
+@test "one GPU: bare NCCL_ALGO=Tree is refused although one rank never runs it; the multi-rank form passes" {
+	run --separate-stderr env NCCL_ALGO=Tree timeout 60 srun -n1 --gres=gpu:1 \
+		--nccl-warmup=comm touch "$MARKER"
+	sn_assert_failed
+	assert_tasks_blocked
+	sn_assert_msg "NCCL_ALGO=Tree on NCCL 2\\.[0-9.]+ leaves broadcast.*1-GPU node's single rank cannot run it"
+	run --separate-stderr env "NCCL_ALGO=ring,tree;allreduce:tree" timeout 60 \
+		srun -n1 --gres=gpu:1 --nccl-warmup=comm,verbose touch "$MARKER"
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg '1 GPU: a single rank tests no NVLink/PCIe peer or network transport'
+}
+
+@test "one GPU: a busbw floor is reported not measurable (not met), and the step runs" {
+	sn_plugstack_set warmup_min_busbw=100 warmup_bytes=1M
+	run --separate-stderr timeout 60 srun -n1 --gres=gpu:1 \
+		--nccl-warmup=bandwidth touch "$MARKER"
+	sn_assert_status 0
+	assert_tasks_ran
+	sn_assert_msg '1 GPU WARNING: bus bandwidth floor of 100 GB/s not measurable with one rank \(not met, not failed\)'
+}
