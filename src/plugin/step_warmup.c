@@ -389,7 +389,11 @@ failed:
 	if (record_warmup(p, ids, run, ok, message) < 0)
 		rc = -1;
 	if (ok) {
-		if (rc == 0 && p->warmup_req.verbose)
+		/* A health check at warn: said to the user, step runs. */
+		if (rc == 0 && run->have_result &&
+		    strstr(run->result.summary, SN_SUMMARY_WARNING))
+			sn_log_user("%s", run->result.summary);
+		else if (rc == 0 && p->warmup_req.verbose)
 			sn_log_user("%s", run->have_result &&
 				    run->result.summary[0] ?
 				    run->result.summary : "warmup ok");

@@ -56,6 +56,9 @@ static int run_all(struct wu_run *run)
 	code = wu_nccl_load(run, &nccl);
 	if (code || run->opt.mode == SN_WARMUP_MODE_CHECK)
 		return code;
+	code = wu_one_gpu_check(run);
+	if (code)
+		return code;
 	/*
 	 * The driver enumerates one MIG instance per process, so several MIG
 	 * devices here means a setup NCCL cannot use in one communicator

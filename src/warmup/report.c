@@ -306,7 +306,6 @@ static void build_json(const struct wu_run *s, int code, double now,
 	wu_out_json_or_null(o, s->transport);
 	if (s->fabric.active)
 		build_json_fabric(s, o);
-	wu_report_health_json(s, o);
 
 	/* Lets callers prove which identity ran the GPUs (privilege drop). */
 	getresuid(&ru, &eu, &su);
@@ -324,7 +323,10 @@ static void build_json(const struct wu_run *s, int code, double now,
 		free(all);
 	}
 	/* groups_total says whether the list above is complete. */
-	wu_out_add(o, "],\"groups_total\":%d}}", n_groups);
+	wu_out_add(o, "],\"groups_total\":%d}", n_groups);
+	/* Last: the longest part, after what slurmd's log line must keep. */
+	wu_report_health_json(s, o);
+	wu_out_add(o, "}");
 }
 
 void wu_report_and_exit(struct wu_run *run, int code)

@@ -20,7 +20,7 @@ void wu_report_health_summary(const struct wu_run *s, struct wu_out *o)
 		return;
 	sn_health_verdict_text(&h->verdict, SN_HL_WARN, text, sizeof(text));
 	if (text[0])
-		wu_out_add(o, ", health WARNING: %s", text);
+		wu_out_add(o, SN_HEALTH_WARNING_CLAUSE "%s", text);
 	if (h->verdict.notes[0])
 		wu_out_add(o, ", health note: %s", h->verdict.notes);
 }

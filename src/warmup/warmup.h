@@ -225,6 +225,10 @@ int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
 /* nvml.c: the GPU health checks, after enumeration, before contexts */
 int wu_health_check(struct wu_run *run);
 
+/* one_gpu.c: a 1-GPU node's limits, said and enforced */
+int wu_one_gpu_check(struct wu_run *run);
+bool wu_algo_breaks_collectives(const char *algo, int nccl_code);
+
 /* collectives.c */
 const char *wu_coll_name(enum wu_coll op);
 /* nccl_loader.c */

@@ -218,7 +218,8 @@ sn_cluster_install_artifacts() {
 	if fake=$(sn__built_fake_dir); then
 		mkdir -p "$d/fake"
 		chmod 0755 "$d/fake"
-		for p in "$fake"/*/libcuda.so.1 "$fake"/*/libnccl.so.2; do
+		for p in "$fake"/*/libcuda.so.1 "$fake"/*/libnvidia-ml.so.1 \
+			 "$fake"/*/libnccl.so.2; do
 			[ -e "$p" ] || continue
 			sn__install_file 0755 "$p" \
 				"$d/fake/$(basename "$(dirname "$p")")/$(basename "$p")"

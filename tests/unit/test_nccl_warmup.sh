@@ -289,8 +289,26 @@ expect_json '"bytes":67108864'
 
 run bw-one-gpu CUDA_VISIBLE_DEVICES=0 FAKE_NCCL_BUSBW_GBPS=1 -- --json --mode bandwidth --bytes 1M --min-busbw 100
 expect_rc 0; ok_json
-expect_err "1 GPU: bus bandwidth is 0 by definition, floor not applied"
-expect_json '"busbw_gbps":0.000'
+expect_err "1 GPU WARNING: bus bandwidth floor of 100 GB/s not measurable with one rank (not met, not failed)"
+expect_json '"busbw_gbps":null'
+
+# --- one GPU: what one rank cannot test is said; bare NCCL_ALGO=Tree refused
+run one-gpu CUDA_VISIBLE_DEVICES=1 -- --json
+expect_rc 0; ok_json
+expect_err "1 GPU: a single rank tests no NVLink/PCIe peer or network transport and no ring/tree algorithm"
+run one-gpu-tree CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree -- --json
+expect_rc 5; expect_shape
+expect_err "NCCL_ALGO=Tree on NCCL 2."
+expect_err "this 1-GPU node's single rank cannot run it"
+expect_json '"failed_op":"broadcast"'
+run one-gpu-tree-ring CUDA_VISIBLE_DEVICES=0 "NCCL_ALGO=ring,tree;allreduce:tree" -- --json
+expect_rc 0
+run one-gpu-tree-per-coll CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree,Ring -- --json
+expect_rc 0
+# NCCL 2.23 still falls back to Ring: a bare Tree is fine there.
+run one-gpu-tree-old CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree \
+	LD_LIBRARY_PATH=$fake/cuda:$fake/nccl-alt -- --json
+expect_rc 0
 
 # --- check mode makes no NCCL calls (but names the NCCL) -----------------
 run check-mode FAKE_NCCL_FAIL=init,uniqueid FAKE_NCCL_CRASH=init -- --json --mode check

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "helper_protocol.h"
 
 enum sn_health_check {
 	SN_HC_BUSY,		/* memory held by other processes */
@@ -39,6 +40,11 @@ struct sn_health_policy {
 #define SN_HEALTH_BUSY_MIB_DEFAULT 1024ULL
 #define SN_HEALTH_BUSY_MIB_MAX (1ULL << 24)	/* 16 TiB: a typo above */
 #define SN_HEALTH_SPEC_MAX 256			/* canonical spec text */
+/*
+ * The summary line's clause for checks that warn: spank_nccl.so prints a
+ * passing warmup's summary, verbose or not, when it holds this.
+ */
+#define SN_HEALTH_WARNING_CLAUSE ", health" SN_SUMMARY_WARNING
 
 const char *sn_health_check_name(enum sn_health_check c);
 const char *sn_health_level_name(enum sn_health_level l);

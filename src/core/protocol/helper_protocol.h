@@ -93,6 +93,12 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_HEALTH_BUSY_MIB "health-busy-mib"
 
 /*
+ * A passing warmup's summary holding this (", health WARNING: ", "1 GPU
+ * WARNING: ...") is printed to the user by spank_nccl.so, verbose or not.
+ */
+#define SN_SUMMARY_WARNING " WARNING: "
+
+/*
  * Argument limits and defaults.  The timeout cap is the plugin's: srun
  * abandons a step launch after 600 s (MessageTimeout-independent), so a
  * longer warmup in user_init would only be cut off by srun.

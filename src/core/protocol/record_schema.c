@@ -25,6 +25,8 @@ const char *const sn_record_class_names[SN_CLASS_COUNT + 1] = {
 	[SN_CLASS_PEER_FAILED] = "peer_failed",
 	[SN_CLASS_TRANSPORT] = "transport",
 	[SN_CLASS_FABRIC_SETUP] = "fabric_setup",
+	[SN_CLASS_GPU_HEALTH] = "gpu_health",
+	[SN_CLASS_GPU_BUSY] = "gpu_busy",
 	[SN_CLASS_COUNT] = NULL,
 };
 
