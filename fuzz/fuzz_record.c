@@ -25,7 +25,7 @@ static char prom[65536];
 
 static void check_prom(const char *text, size_t len)
 {
-	struct sn_prom_state st;
+	static struct sn_prom_state st;
 	struct sn_error err = { { 0 } };
 	struct sn_record r = { .source = "spank", .node = "n1", .pass = true };
 	size_t n;
@@ -34,7 +34,13 @@ static void check_prom(const char *text, size_t len)
 		FUZZ_CHECK(fuzz_error_set(err.msg));
 		return;
 	}
-	FUZZ_CHECK(st.passes >= 0 && isfinite(st.passes));
+	FUZZ_CHECK(st.n <= SN_PROM_MAX_SAMPLES);
+	for (size_t i = 0; i < st.n; i++)
+		FUZZ_CHECK(st.s[i].v >= 0 && isfinite(st.s[i].v) &&
+			   !strchr(st.s[i].key, '\n'));
+	/* Adding a record keeps within the table or says it cannot. */
+	if (sn_prom_state_add(&st, &r) < 0)
+		return;
 	n = sn_prom_render(&st, &r, prom, sizeof(prom));
 	FUZZ_CHECK(n > 0);
 	for (char *l = prom; l < prom + n;) {

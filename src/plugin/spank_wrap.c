@@ -70,6 +70,10 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ids->local_tasks) !=
 	    ESPANK_SUCCESS)
 		ids->local_tasks = 0;
+	/* Best effort: the fleet record's "cluster". */
+	if (sn_spank_getenv(sp, "SLURM_CLUSTER_NAME", ids->cluster,
+			    sizeof(ids->cluster)) < 0)
+		ids->cluster[0] = '\0';
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &n_groups) ==
 		    ESPANK_SUCCESS && groups) {
 		if (n_groups > SN_MAX_GROUPS)

@@ -30,6 +30,7 @@ struct sn_job_ids {
 	uint32_t node_id;
 	uint32_t nnodes;	/* S_JOB_NNODES: nodes of the step; 0 unknown */
 	uint32_t local_tasks;
+	char cluster[64];	/* SLURM_CLUSTER_NAME; "" unknown */
 };
 
 struct sn_cmdline;

@@ -33,6 +33,23 @@ static enum sn_record_class outcome_class(const struct sn_helper_outcome *o)
 	return sn_record_class_of_exit(o->exit_code);
 }
 
+#ifndef SLURM_EXTERN_CONT
+#define SLURM_EXTERN_CONT 0xfffffffc
+#endif
+#ifndef SLURM_INTERACTIVE_STEP
+#define SLURM_INTERACTIVE_STEP 0xfffffffa
+#endif
+/* Slurm's special step ids, by name; other special ids: NULL. */
+static const char *step_kind(uint32_t id)
+{
+	switch (id) {
+	case SLURM_BATCH_SCRIPT: return "batch";
+	case SLURM_EXTERN_CONT: return "extern";
+	case SLURM_INTERACTIVE_STEP: return "interactive";
+	default: return id < 0xfffffff0u ? "normal" : NULL;
+	}
+}
+
 static void user_name(uid_t uid, char *buf, size_t len)
 {
 	struct passwd pw, *found = NULL;
@@ -85,7 +102,10 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	r->time = sn_clock_wall_s();
 	sn_strlcpy(r->node, f->node, sizeof(r->node));
 	r->job = ids->job_id;
-	r->step = ids->step_id == SLURM_BATCH_SCRIPT ? -2 : (long)ids->step_id;
+	r->step_kind = step_kind(ids->step_id);
+	r->step = r->step_kind && strcmp(r->step_kind, "normal") == 0 ?
+		  (long)ids->step_id : -1;
+	sn_strlcpy(r->cluster, ids->cluster, sizeof(r->cluster));
 	user_name(ids->uid, r->user, sizeof(r->user));
 	r->uid = ids->uid;
 	sn_strlcpy(r->mode, sn_warmup_mode_name(f->mode), sizeof(r->mode));
@@ -100,6 +120,7 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	if (!f->ok && f->message)
 		snprintf(r->message, sizeof(r->message), "%s", f->message);
 	r->result = f->result;
+	r->fault = sn_record_fault(r->class, f->result);
 
 	/* The admin's sinks are root's: written as root (privilege.h). */
 	if (sn_priv_enter(&priv, "the warmup record") == 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
@@ -233,6 +234,7 @@ static void describe_failure(const struct sn_plugin *p,
 	const struct sn_helper_outcome *o = &run->outcome;
 	char what[1200], tail[512];
 	const char *hint;
+	enum sn_fault fault;
 	int code = -1;
 
 	stderr_tail(o, tail, sizeof(tail));
@@ -260,9 +262,12 @@ static void describe_failure(const struct sn_plugin *p,
 			snprintf(what, sizeof(what), "%s (exit code %d)%s%s",
 				 sn_warmup_exit_name(code), code,
 				 tail[0] ? ": " : "", tail);
-		hint = sn_warmup_exit_hint(code);
+		/* A job's own NCCL or settings: never "report the node". */
+		fault = run->have_result ? sn_fault_parse(run->result.fault) :
+					   SN_FAULT_NONE;
+		hint = sn_fault_hint(code, fault);
 		/* Below the floor in fabric mode: the network, not NVLink. */
-		if (run->mode == SN_WARMUP_MODE_FABRIC &&
+		if (run->mode == SN_WARMUP_MODE_FABRIC && fault != SN_FAULT_JOB &&
 		    code == SN_WARMUP_LOW_BANDWIDTH)
 			hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}

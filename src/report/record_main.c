@@ -31,7 +31,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: nccl-warmup-record --node NODE --mode MODE --exit-status N [--job ID]\n"
 		"         [--uid UID] [--user NAME] [--gpus LIST] [--elapsed-ms MS] [--message TEXT]\n"
-		"         [--record-file PATH] [--syslog] [--prom-dir DIR] < nccl-warmup-json\n"
+		"         [--record-file PATH] [--syslog] [--prom-dir DIR] [--source prolog|manual]\n"
+		"         [--cluster NAME]\n"
+		"         < nccl-warmup-json\n"
 		"  --exit-status: as the shell reports it (128+N: killed by signal N; 124: timeout(1))\n");
 }
 
@@ -83,6 +85,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "record-file", required_argument, NULL, 'f' },
 		{ "prom-dir", required_argument, NULL, 'p' },
 		{ "syslog", no_argument, NULL, 's' },
+		{ "source", required_argument, NULL, 'S' },
+		{ "cluster", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_status = false;
@@ -99,6 +103,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'f': a->sinks.record_file = optarg; break;
 		case 'p': a->sinks.prom_dir = optarg; break;
 		case 's': a->sinks.syslog = true; break;
+		case 'c': snprintf(a->r.cluster, sizeof(a->r.cluster), "%s", optarg); break;
+		case 'S':
+			/* A warmup an admin ran by hand is not the Prolog's. */
+			if (strcmp(optarg, "prolog") != 0 &&
+			    strcmp(optarg, "manual") != 0) {
+				fprintf(stderr, "spank-nccl: nccl-warmup-record: --source %s: expected prolog or manual\n",
+					optarg);
+				return -1;
+			}
+			a->r.source = strcmp(optarg, "manual") == 0 ? "manual" :
+								    "prolog";
+			break;
 		case 'j':
 		case 'u':
 		case 'x':
@@ -167,6 +183,7 @@ int main(int argc, char **argv)
 	if (!a.r.pass && !a.r.message[0] && a.r.result)
 		snprintf(a.r.message, sizeof(a.r.message), "%s",
 			 b->res.message);
+	a.r.fault = sn_record_fault(a.r.class, a.r.result);
 	a.r.time = sn_clock_wall_s();
 	if (sn_sinks_write(&a.sinks, &a.r, &b->rep)) {
 		if (b->rep.file.msg[0])

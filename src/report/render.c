@@ -114,9 +114,9 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 		json_str(sn_field_key(SN_F_GPU_MODEL), n->gpu_model);
 		json_str(sn_field_key(SN_F_NCCL_VERSION), n->nccl_version);
 		json_str(sn_field_key(SN_F_DRIVER_VERSION), n->driver_version);
-		printf(",\"runs\":%zu,\"passes\":%zu,\"failures\":%zu,\"reused\":%zu,\"peer_failed\":%zu",
+		printf(",\"runs\":%zu,\"passes\":%zu,\"failures\":%zu,\"reused\":%zu,\"peer_failed\":%zu,\"not_node_faults\":%zu",
 		       n->runs, n->passes, n->failures, n->reused,
-		       n->peer_failed);
+		       n->peer_failed, n->not_node);
 		json_str("last_failure_class", n->last_fail_class);
 		json_str("last_failure_message", n->last_fail_message);
 		json_num("last_failure_ts", n->last_fail_ts, n->failures > 0);

@@ -37,6 +37,9 @@ struct node_summary {
 	/* Fabric runs another node failed (class peer_failed): not failures
 	 * of this node, so neither in FAILURES nor the last failure. */
 	size_t peer_failed;
+	/* Failures that were the job's or the environment's ("fault"):
+	 * peer_failed included; not failures of this node either. */
+	size_t not_node;
 	double last_ts;
 	char last_fail_class[32];
 	char last_fail_message[1024];

@@ -15,6 +15,17 @@
 #include "report.h"
 #include "strutil.h"
 
+/*
+ * Whether a failed record counts against its node: its "fault" (schema
+ * 3), else, for older records, its class.
+ */
+static bool record_is_node_fault(const struct sn_record_view *r)
+{
+	if (r->fault[0])
+		return strcmp(r->fault, sn_fault_name(SN_FAULT_NODE)) == 0;
+	return sn_record_class_is_own_fault(r->class);
+}
+
 static struct node_summary *find_node(struct fleet *f, const char *node)
 {
 	struct node_summary *n;
@@ -69,8 +80,9 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 	n->reused += r->reused;
 	if (r->pass) {
 		n->passes++;
-	} else if (!sn_record_class_is_own_fault(r->class)) {
-		n->peer_failed++;
+	} else if (!record_is_node_fault(r)) {
+		n->peer_failed += strcmp(r->class, "peer_failed") == 0;
+		n->not_node++;
 	} else {
 		n->failures++;
 		if (r->ts >= n->last_fail_ts) {

@@ -6,10 +6,30 @@
 #include "failed_call.h"
 #include "nccl_loader.h"
 
+/*
+ * CUDA_ERROR_OUT_OF_MEMORY at a context or the first allocation: the
+ * GPU's memory is held by other processes (measured on an H200: 300 MiB
+ * free, cuDevicePrimaryCtxRetain failed).  Says how much is free where
+ * this thread has a context to ask; cuMemGetInfo needs one.
+ */
+static void memory_held(const struct wu_run *run, char *out, size_t len)
+{
+	size_t free_b = 0, total_b = 0;
+
+	if (run->cu->mem_get_info &&
+	    run->cu->mem_get_info(&free_b, &total_b) == CUDA_SUCCESS &&
+	    total_b > 0)
+		snprintf(out, len, "; the GPU's memory is already held by other processes: %zu MiB free of %zu MiB (nvidia-smi names them)",
+			 free_b >> 20, total_b >> 20);
+	else
+		snprintf(out, len, "; the GPU's memory is already held by other processes (free memory unknown: no CUDA context to ask; nvidia-smi names them)");
+}
+
 int wu_cuda_fail(struct wu_run *run, CUresult rc, const char *call)
 {
 	const char *name = NULL;
 	const char *text = NULL;
+	char held[192] = "";
 
 	/* Both return CUDA_ERROR_INVALID_VALUE (and NULL) for a code the
 	 * driver does not know. */
@@ -17,9 +37,11 @@ int wu_cuda_fail(struct wu_run *run, CUresult rc, const char *call)
 		name = NULL;
 	if (run->cu->get_error_string(rc, &text) != CUDA_SUCCESS)
 		text = NULL;
-	return wu_fail(run, SN_WARMUP_CUDA_ERROR, "%s failed: %s (%d): %s",
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+		memory_held(run, held, sizeof(held));
+	return wu_fail(run, SN_WARMUP_CUDA_ERROR, "%s failed: %s (%d): %s%s",
 		       call, name ? name : "CUDA_ERROR", (int)rc,
-		       text ? text : "unknown error");
+		       text ? text : "unknown error", held);
 }
 
 void wu_nccl_error_text(const struct wu_run *run, ncclResult_t rc,

@@ -134,9 +134,13 @@ static int open_named(struct wu_run *run, struct wu_nccl *nc,
 		      const char *file, enum wu_nccl_source src,
 		      const char *how)
 {
-	void *h = dlopen(file, RTLD_NOW | RTLD_GLOBAL);
+	void *h;
 	const char *why;
 
+	pthread_mutex_lock(&run->lock);
+	run->nccl_tried = src;
+	pthread_mutex_unlock(&run->lock);
+	h = dlopen(file, RTLD_NOW | RTLD_GLOBAL);
 	if (h)
 		return resolve(run, nc, h, src);
 	why = dlerror();

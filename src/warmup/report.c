@@ -15,6 +15,7 @@
 
 #include "report_out.h"
 #include "container.h"
+#include "fault.h"
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64
@@ -210,19 +211,27 @@ static void build_json_fabric(const struct wu_run *s, struct wu_out *o)
 	const struct wu_fabric *f = &s->fabric;
 
 	add_key(o, ",", SN_F_FABRIC);
-	wu_out_add(o, "{\"nodes\":%u,\"node_index\":%u", s->opt.step.nodes,
-	    s->opt.step.node_index);
+	add_key(o, "{", SN_F_FAB_NODES);
+	wu_out_add(o, "%u", s->opt.step.nodes);
+	add_key(o, ",", SN_F_FAB_NODE_INDEX);
+	wu_out_add(o, "%u", s->opt.step.node_index);
+	add_key(o, ",", SN_F_FAB_RANKS);
 	if (f->nranks)
-		wu_out_add(o, ",\"ranks\":%d,\"rank_base\":%d", f->nranks,
-		    f->rank_base);
+		wu_out_add(o, "%d", f->nranks);
 	else
-		wu_out_add(o, ",\"ranks\":null,\"rank_base\":null");
+		wu_out_add(o, "null");
+	add_key(o, ",", SN_F_FAB_RANK_BASE);
+	if (f->nranks)
+		wu_out_add(o, "%d", f->rank_base);
+	else
+		wu_out_add(o, "null");
 	wu_out_add(o, ",\"comm_id\":");
 	wu_out_json_or_null(o, f->comm_id);
-	wu_out_add(o, ",\"coordinator\":");
+	add_key(o, ",", SN_F_FAB_COORDINATOR);
 	wu_out_json_or_null(o, f->coordinator);
 	/* Connections that were not the step's, refused unanswered. */
-	wu_out_add(o, ",\"refused_connections\":%u", f->refused);
+	add_key(o, ",", SN_F_FAB_REFUSED);
+	wu_out_add(o, "%u", f->refused);
 	if (f->blamed)
 		wu_out_add(o, ",\"blame_index\":%u", f->blame_index);
 	else
@@ -233,6 +242,22 @@ static void build_json_fabric(const struct wu_run *s, struct wu_out *o)
 	else
 		wu_out_add(o, "null");
 	wu_out_add(o, "}");
+}
+
+/* Whose fault CODE is, from what the helper knows (fault.h). */
+static enum sn_fault run_fault(const struct wu_run *s, int code)
+{
+	extern char **environ;
+	struct sn_fault_facts f = { .exit_code = code };
+	enum wu_nccl_source src[] = { s->nccl_source, s->nccl_tried };
+
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+		f.job_nccl |= src[i] == WU_NCCL_PRELOAD ||
+			      src[i] == WU_NCCL_USER ||
+			      src[i] == WU_NCCL_LD_LIBRARY_PATH;
+	for (char **e = environ; e && *e && !f.job_nccl_env; e++)
+		f.job_nccl_env = sn_fault_is_nccl_setting(*e);
+	return sn_fault_decide(&f);
 }
 
 static void build_json(const struct wu_run *s, int code, double now,
@@ -253,6 +278,8 @@ static void build_json(const struct wu_run *s, int code, double now,
 	wu_out_add(o, "\"%s\"", sn_warmup_exit_status(code));
 	add_key(o, ",", SN_F_EXIT_CODE);
 	wu_out_add(o, "%d", code);
+	add_key(o, ",", SN_F_FAULT);
+	wu_out_json_or_null(o, sn_fault_name(run_fault(s, code)));
 	add_key(o, ",", SN_F_MESSAGE);
 	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
 	add_key(o, ",", SN_F_NOTE);
@@ -299,7 +326,12 @@ static void build_json(const struct wu_run *s, int code, double now,
 	wu_out_add(o, "%.1f}", now - s->t_start_ms);
 	add_key(o, ",", SN_F_BUSBW);
 	if (s->busbw_measured)
-		wu_out_add(o, "%.3f,\"bytes\":%llu", s->busbw_gbps, s->opt.bytes);
+		wu_out_add(o, "%.3f", s->busbw_gbps);
+	else
+		wu_out_add(o, "null");
+	add_key(o, ",", SN_F_BYTES);
+	if (s->busbw_measured)
+		wu_out_add(o, "%llu", s->opt.bytes);
 	else
 		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_TRANSPORT);

@@ -168,6 +168,8 @@ struct wu_run {
 	char nccl_version[32];
 	char nccl_path[PATH_MAX];	/* the libnccl actually loaded */
 	enum wu_nccl_source nccl_source;
+	/* The NCCL being loaded, whether or not it loaded (whose fault). */
+	enum wu_nccl_source nccl_tried;
 	char driver_version[32];	/* "580.95.05"; "" if unknown */
 	int cuda_driver_version;	/* cuDriverGetVersion; 0 if unknown */
 	bool mem_measured;

@@ -126,6 +126,8 @@ check "$pkg: profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-pro
 check "$pkg: fleet report: /usr/bin/spank-nccl-report" has /usr/bin/spank-nccl-report
 check "$pkg: logrotate snippet" has /usr/share/spank-nccl/spank-nccl.logrotate
 check "$pkg: the record's JSON Schema" has /usr/share/spank-nccl/record.schema.json
+check "$pkg: the Prometheus alert rules" has /usr/share/spank-nccl/spank-nccl-alerts.yml
+check "$pkg: the Grafana dashboard" has /usr/share/spank-nccl/spank-nccl-dashboard.json
 check "$wpkg: helper in libexec: /usr/libexec/nccl-warmup" whas /usr/libexec/nccl-warmup
 check "$wpkg: Prolog in libexec: /usr/libexec/nccl-warmup-prolog" \
 	whas /usr/libexec/nccl-warmup-prolog
@@ -250,6 +252,10 @@ if [ "$rpm_checks" = 1 ]; then
 		check "the RPM has the plugin in Slurm's plugin dir" rpm_has '/slurm/spank_nccl\.so$'
 		check "the RPM has the record's JSON Schema" \
 			rpm_has '/spank-nccl/record\.schema\.json$'
+		check "the RPM has the Prometheus alert rules" \
+			rpm_has '/spank-nccl/spank-nccl-alerts\.yml$'
+		check "the RPM has the Grafana dashboard" \
+			rpm_has '/spank-nccl/spank-nccl-dashboard\.json$'
 		check "the RPM has the profile file as a config file" \
 			sh -c "rpm -qpc '$rpmfile' | grep -qx /etc/slurm/nccl-profiles.conf"
 		wrpm_helper() {

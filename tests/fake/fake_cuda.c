@@ -333,6 +333,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	/* The last device fails: the failure names a device index. */
 	if (fake_env_has("FAKE_CUDA_FAIL", "context") && dev == fake.n_vis - 1)
 		return CUDA_ERROR_DEVICE_UNAVAILABLE;
+	/* Another process holds the GPU's memory (measured on an H200). */
+	if (fake_env_has("FAKE_CUDA_FAIL", "context-oom") &&
+	    dev == fake.n_vis - 1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	pthread_mutex_lock(&fake.lock);
 	fake.primary[dev].refs++;
 	pthread_mutex_unlock(&fake.lock);

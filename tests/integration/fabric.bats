@@ -144,6 +144,13 @@ teardown() {
 	grep -a 'on n1: nccl-warmup failed' "$(sn_slurmd_log n1)" | tail -n1 |
 		grep -qF '"status":"fabric_setup"' ||
 		sn_fail "n1's result is not fabric_setup"
+	# Whose fault: the ports' (the environment's), never the node's.
+	grep -a 'on n1: nccl-warmup failed' "$(sn_slurmd_log n1)" | tail -n1 |
+		grep -qF '"fault":"environment"' ||
+		sn_fail "n1's squatted port is not the environment's fault"
+	grep -a 'on n2: nccl-warmup failed' "$(sn_slurmd_log n2)" | tail -n1 |
+		grep -qF '"fault":"node"' &&
+		sn_fail "n2 blamed itself for n1's squatted port"
 	sn_assert_msg 'warmup failed on node n2 .*n1'
 	sn_assert_msg 'warmup failed on node n3 .*n1'
 	assert_nothing_left "$lo" "$hi"

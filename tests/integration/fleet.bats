@@ -18,6 +18,7 @@
 
 SN_NODES=3
 load common
+load helpers/fabric
 
 # Ten times apart: the fake NCCL's measured busbw only drops under CPU load
 # (simulated delays run late, never early), and the check must hold on a
@@ -72,8 +73,10 @@ W
 
 teardown_file() {
 	local pid m
-	pid=$(cat "$SN_CLUSTER_DIR/run/node_exporter.pid" 2>/dev/null)
-	[ -z "$pid" ] || kill "$pid" 2>/dev/null
+	for pid in node_exporter listener prometheus; do
+		pid=$(cat "$SN_CLUSTER_DIR/run/$pid.pid" 2>/dev/null)
+		[ -z "$pid" ] || kill "$pid" 2>/dev/null
+	done
 	for m in "$(fleet_dir)/ro" "$(fleet_dir)/full"; do
 		if mountpoint -q "$m" 2>/dev/null; then
 			umount "$m"
@@ -86,8 +89,13 @@ setup() {
 	sn_test_setup
 	sn_require_warmup
 	sn_require_file "$(report)" "spank-nccl-report not built" || return 1
+	fleet_plugstack
+}
+
+# plugstack.conf with this file's sinks, and any more arguments.
+fleet_plugstack() {
 	sn_plugstack_set "warmup_helper=$(wrapper)" \
-		"record_file=$(records)" "prom_dir=$(fleet_dir)/prom/%n"
+		"record_file=$(records)" "prom_dir=$(fleet_dir)/prom/%n" "$@"
 }
 
 # Lines in the record file (0 before the first record).
@@ -166,6 +174,13 @@ bandwidth_srun() {
 	[ "$(field source <<<"$lines" | sort -u)" = spank ] || sn_fail "$lines"
 	[ "$(field mode <<<"$lines" | sort -u)" = bandwidth ] || sn_fail "$lines"
 	[ "$(field gpu_count <<<"$lines" | sort -u)" = 2 ] || sn_fail "$lines"
+	# Typed for sinks: the step a number, its kind apart; the cluster;
+	# the all-reduce size the busbw was measured at (64 MiB default).
+	[ "$(field step <<<"$lines" | sort -u)" = 0 ] || sn_fail "$lines"
+	[ "$(field step_kind <<<"$lines" | sort -u)" = normal ] || sn_fail "$lines"
+	[ "$(field cluster <<<"$lines" | sort -u)" = spanknccl ] || sn_fail "$lines"
+	[ "$(field bytes <<<"$lines" | sort -u)" = 67108864 ] || sn_fail "$lines"
+	[ "$(field fault <<<"$lines" | sort -u)" = None ] || sn_fail "$lines"
 	[ "$(field gpus.1.busid <<<"$lines" | sort -u)" = 0000:02:00.0 ] ||
 		sn_fail "bus IDs: $lines"
 	field nccl_version <<<"$lines" | grep -qE '^[0-9]+\.[0-9]+\.[0-9]+' ||
@@ -211,11 +226,224 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	validate_records "failure records" <<<"$lines"
 }
 
+# The record of the last warmup on node $1.
+last_record_on() {
+	grep -F "\"node\":\"$1\"" "$(records)" | tail -n1
+}
+
+# A file that is not a library, as a user's nccl= typo finds one ("invalid
+# ELF header", as measured on an H200); its path on stdout.
+bad_nccl() {
+	local bad="$SN_CLUSTER_DIR/tmp/badnccl"
+	mkdir -p "$bad"
+	echo "not a library" >"$bad/libnccl.so.2"
+	chmod 0755 "$bad"
+	chmod 0644 "$bad/libnccl.so.2"
+	echo "$bad/libnccl.so.2"
+}
+
+# A one-node step on n2 with warmup option $1 that must fail; its record
+# in the caller's $rec.
+failing_step_on_n2() {
+	run --separate-stderr sn_srun -N1 -w n2 --gres=gpu:2 \
+		"--nccl-warmup=$1" true
+	sn_assert_failed
+	rec=$(last_record_on n2)
+}
+
+@test "fleet: whose fault: a user's bad nccl= and NCCL_ALGO are the job's, a GPU whose memory is held the node's" {
+	local rec prom
+	sn_fake_env ok
+	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
+	sn_assert_msg "cannot load the NCCL named by --nccl"
+	sn_assert_msg "not a fault of the node"
+	! grep -q "report the node" <<<"$stderr$output" ||
+		sn_fail "a user's bad nccl= says report the node: $stderr"
+	[ "$(field class <<<"$rec")" = nccl_error ] || sn_fail "$rec"
+	[ "$(field fault <<<"$rec")" = job ] || sn_fail "bad nccl= not the job's: $rec"
+	validate_records "job-fault record" <<<"$rec"
+
+	# The job's own NCCL_ALGO breaks broadcast: the job's.
+	NCCL_ALGO=Tree failing_step_on_n2 comm
+	sn_assert_msg "NCCL broadcast failed"
+	! grep -q "report the node" <<<"$stderr$output" ||
+		sn_fail "the job's NCCL_ALGO says report the node: $stderr"
+	[ "$(field fault <<<"$rec")" = job ] || sn_fail "NCCL_ALGO not the job's: $rec"
+	[ "$(field failed_op <<<"$rec")" = broadcast ] || sn_fail "$rec"
+
+	# A GPU whose memory another process holds: the node's, and said so.
+	FAKE_CUDA_FAIL=context-oom failing_step_on_n2 comm
+	sn_assert_msg "already held by other processes"
+	[ "$(field class <<<"$rec")" = cuda_error ] || sn_fail "$rec"
+	[ "$(field fault <<<"$rec")" = node ] || sn_fail "OOM not the node's: $rec"
+	field message <<<"$rec" | grep -q "CUDA_ERROR_OUT_OF_MEMORY" ||
+		sn_fail "message: $rec"
+
+	# The node's counters tell them apart.
+	prom=$(cat "$(prom_dir n2)/spank_nccl.prom")
+	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="job"}' "$prom")" -ge 2 ] ||
+		sn_fail "job faults not counted apart: $prom"
+	[ "$(sample 'spank_nccl_warmup_failure_classes_total{class="nccl_error",fault="node"}' "$prom")" = 0 ] ||
+		sn_fail "a job's fault counted as the node's: $prom"
+	[ "$(sample 'spank_nccl_warmup_failures_total{mode="comm",source="plugin",fault="job"}' "$prom")" -ge 2 ] ||
+		sn_fail "job faults by mode/source: $prom"
+	[ "$(sample 'spank_nccl_warmup_failures_total{mode="comm",source="plugin",fault="node"}' "$prom")" -ge 1 ] ||
+		sn_fail "the node's fault not counted: $prom"
+}
+
+# A Prolog check pass on node $1: nccl-warmup run as the Prolog runs it
+# (the fake GPUs), its result recorded by nccl-warmup-record.
+prolog_check_pass() {
+	local out="$SN_CLUSTER_DIR/tmp/prolog-check.json"
+	sn_fake_env ok
+	"$(sn_helper_path)" --node "$1" --mode check --json >"$out" 2>/dev/null ||
+		sn_fail "the check warmup failed: $(cat "$out")" || return 1
+	"$(recorder)" --node "$1" --mode check --exit-status 0 --source prolog \
+		--record-file "$(records)" --prom-dir "$(fleet_dir)/prom/%n" <"$out" ||
+		sn_fail "nccl-warmup-record failed"
+}
+
+@test "fleet: the shipped alert rules fire on a node's own repeated faults only (promtool test rules over these records)" {
+	local rules="$SN_SRC_DIR/share/spank-nccl/spank-nccl-alerts.yml"
+	local t="$SN_CLUSTER_DIR/tmp/alerts-test.yml" mine="$SN_CLUSTER_DIR/tmp/alert-records.jsonl"
+	local first lo=31110 hi=31113 minutes rec
+	first=$(record_count)
+	# n1: a GPU fault, twice (the node's).
+	failing_warmup_on n1 || return 1
+	failing_warmup_on n1 || return 1
+	# n2: a user's bad nccl=, twice (the job's), and its NCCL_ALGO.
+	sn_fake_env ok
+	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
+	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
+	NCCL_ALGO=Tree failing_step_on_n2 comm
+	# n3: one plugin comm failure (the node's), then a Prolog check pass.
+	FAKE_CUDA_FAIL=context run --separate-stderr sn_srun -N1 -w n3 \
+		--gres=gpu:2 --nccl-warmup=comm true
+	sn_assert_failed
+	prolog_check_pass n3 || return 1
+	# All three: a fabric warmup whose ports on n1 are all taken.
+	fleet_plugstack "fabric_ports=$lo-$hi" warmup_timeout=8
+	occupy_on_n1 $(seq "$lo" "$hi")
+	echo "$LISTENER_PID" >"$SN_CLUSTER_DIR/run/listener.pid"
+	run --separate-stderr sn_srun -N3 --gres=gpu:2 --nccl-warmup=fabric true
+	kill "$LISTENER_PID"
+	sn_assert_failed
+	tail -n +"$((first + 1))" "$(records)" >"$mine"
+	# The fabric step's records: the ports' and the peers' (environment).
+	rec=$(grep '"mode":"fabric"' "$mine")
+	[ "$(wc -l <<<"$rec")" -eq 3 ] || sn_fail "fabric records: $rec"
+	[ "$(field fault <<<"$rec" | sort -u)" = environment ] ||
+		sn_fail "a squatted port blamed a node: $rec"
+	grep -q '"class":"fabric_setup"' <<<"$rec" || sn_fail "$rec"
+	validate_records "alert test records" <"$mine"
+
+	python3 "$SN_SRC_DIR/tests/integration/helpers/records-to-series.py" \
+		"$mine" 15 >"$t.series" || sn_fail "records-to-series failed"
+	minutes=$(sed -n 's/^# minutes: //p' "$t.series")
+	{
+		echo "rule_files: ['$rules']"
+		echo "evaluation_interval: 1m"
+		echo "tests:"
+		echo "  - interval: 1m"
+		sed -e '/^#/d' -e 's/^/    /' "$t.series"
+		cat <<Y
+    alert_rule_test:
+      # n1 failed twice by its own fault; n2's were the job's (bad nccl=,
+      # NCCL_ALGO) and, like n3's, the squatted port's: no alert.
+      - eval_time: $((minutes + 6))m
+        alertname: SpankNcclNodeFaults
+        exp_alerts:
+          - exp_labels: { instance: n1, severity: warning }
+            exp_annotations:
+              summary: "NCCL warmups failed twice or more in an hour by the node's own fault on n1"
+              description: "GPU, driver, network, or NCCL on the node's defaults: read the node's records (spank-nccl-report, the record's message and class); drain the node if it goes on."
+      # n3's Prolog check pass does not hide its failed plugin comm.
+      - eval_time: $((minutes + 6))m
+        alertname: SpankNcclPluginWarmupFailing
+        exp_alerts:
+          - exp_labels: { instance: n1, mode: comm, source: plugin, severity: info }
+            exp_annotations:
+              summary: "The last comm warmup (plugin) on n1 failed by the node's fault"
+              description: "A pass of another mode or source does not clear it; read the node's records."
+          - exp_labels: { instance: n3, mode: comm, source: plugin, severity: info }
+            exp_annotations:
+              summary: "The last comm warmup (plugin) on n3 failed by the node's fault"
+              description: "A pass of another mode or source does not clear it; read the node's records."
+    promql_expr_test:
+      - expr: spank_nccl_warmup_last_success{instance="n3"}
+        eval_time: $((minutes + 6))m
+        exp_samples:
+          - labels: 'spank_nccl_warmup_last_success{instance="n3",mode="check",source="prolog"}'
+            value: 1
+          - labels: 'spank_nccl_warmup_last_success{instance="n3",mode="comm",source="plugin"}'
+            value: 0
+          - labels: 'spank_nccl_warmup_last_success{instance="n3",mode="fabric",source="plugin"}'
+            value: 0
+Y
+	} >"$t"
+	run promtool test rules "$t"
+	[ "$status" -eq 0 ] || sn_fail "promtool test rules: $output"
+	echo "# $(grep -c . "$mine") records, $minutes minutes: $(tail -n1 <<<"$output")" >&3
+}
+
+prometheus_port() { echo $((39000 + $(sn__dir_hash) % 9000)); }
+prom_up() {
+	curl -sf --max-time 5 "http://127.0.0.1:$(prometheus_port)/api/v1/query?query=count_over_time(spank_nccl_warmup_last_gpus%5B1m%5D)%3E%3D3" |
+		grep -q '"value"'
+}
+
+@test "fleet: every query of the shipped dashboard returns its series from a real Prometheus scraping node_exporter" {
+	local dash="$SN_SRC_DIR/share/spank-nccl/spank-nccl-dashboard.json"
+	local d="$SN_CLUSTER_DIR/tmp/prometheus" out
+	# n3's textfile: a node fault, a pass of each kind, a job's fault.
+	failing_warmup_on n3 || return 1
+	run --separate-stderr bandwidth_srun
+	sn_assert_status 0
+	sn_fake_env ok
+	run --separate-stderr sn_srun -N1 -w n3 --gres=gpu:2 \
+		"--nccl-warmup=comm,nccl=$(bad_nccl)" true
+	sn_assert_failed
+	rm -rf "$d"
+	mkdir -p "$d/data"
+	cat >"$d/prometheus.yml" <<Y
+global: { scrape_interval: 1s, evaluation_interval: 1s }
+scrape_configs:
+  - job_name: node
+    static_configs: [ { targets: ['127.0.0.1:$(exporter_port)'], labels: { instance: n3 } } ]
+Y
+	prometheus --config.file="$d/prometheus.yml" --storage.tsdb.path="$d/data" \
+		--web.listen-address="127.0.0.1:$(prometheus_port)" \
+		>"$SN_CLUSTER_DIR/log/prometheus.log" 2>&1 &
+	echo $! >"$SN_CLUSTER_DIR/run/prometheus.pid"
+	# Three scrapes at least: rate() and increase() need two.
+	sn__wait_for 300 prom_up ||
+		sn_fail "Prometheus has no scrapes: $(tail -n5 "$SN_CLUSTER_DIR/log/prometheus.log")"
+	run python3 "$SN_SRC_DIR/tests/integration/helpers/dashboard-queries.py" \
+		"$dash" "http://127.0.0.1:$(prometheus_port)" "$d/results.json"
+	kill "$(cat "$SN_CLUSTER_DIR/run/prometheus.pid")"
+	[ "$status" -eq 0 ] || sn_fail "dashboard queries: $output"
+	echo "$output" | sed 's/^/# /' >&3
+	# The series it should: n3's own fault and the job's, apart; the GPU
+	# series with dcgm-exporter's labels; the node's model in _info.
+	out=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = {s["metric"]["fault"]: float(s["value"][1]) for s in r["Warmup failures by whose fault (last hour)"]}
+print("faults", sorted(f))
+m = r["NCCL memory per GPU (joins dcgm-exporter on UUID, pci_bus_id)"]
+print("gpu", all("UUID" in s["metric"] and "pci_bus_id" in s["metric"] for s in m), len(m))
+print("model", sorted({s["metric"]["gpu_model"] for s in r["Driver, GPU model and the node'"'"'s NCCL"]}))
+' "$d/results.json")
+	grep -qx "faults \['environment', 'job', 'node'\]" <<<"$out" || sn_fail "$out"
+	grep -qx "gpu True 2" <<<"$out" || sn_fail "$out"
+	grep -qx "model \['NVIDIA Fake GPU'\]" <<<"$out" || sn_fail "$out"
+}
+
 @test "fleet: a reused pass is recorded as reused, without touching the metrics" {
 	local script lines prom before
 	sn_fake_env ok
 	prom="$(fleet_dir)/prom/n1/spank_nccl.prom"
-	before=$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom" 2>/dev/null)
+	before=$(awk '$1 == "spank_nccl_warmup_passes_total{mode=\"comm\",source=\"plugin\"}" { print $2 }' "$prom" 2>/dev/null)
 	script=$(sn_batch_script fleet-reuse.sh <<'S'
 #!/bin/bash
 #SBATCH --nccl-warmup
@@ -230,9 +458,13 @@ S
 	# The batch step warmed up; the srun reused its pass.
 	[ "$(field reused <<<"$lines" | paste -sd' ')" = "False True" ] ||
 		sn_fail "reused flags: $lines"
+	[ "$(field step <<<"$lines" | paste -sd' ')" = "None 0" ] ||
+		sn_fail "steps: $lines"
+	[ "$(field step_kind <<<"$lines" | paste -sd' ')" = "batch normal" ] ||
+		sn_fail "step kinds: $lines"
 	[ "$(field verdict <<<"$lines" | sort -u)" = pass ] || sn_fail "$lines"
 	# The metrics count the one real warmup, not the reuse.
-	[ "$(awk '$1 == "spank_nccl_warmup_passes_total" { print $2 }' "$prom")" -eq $((${before:-0} + 1)) ] ||
+	[ "$(awk '$1 == "spank_nccl_warmup_passes_total{mode=\"comm\",source=\"plugin\"}" { print $2 }' "$prom")" -eq $((${before:-0} + 1)) ] ||
 		sn_fail "passes_total (was ${before:-0}): $(cat "$prom")"
 	validate_records "batch and reused records" <<<"$lines"
 }
@@ -248,21 +480,35 @@ S
 	# No textfile error: node_exporter parsed our file.
 	[ "$(sample node_textfile_scrape_error "$text")" = 0 ] ||
 		sn_fail "textfile error: $(grep textfile "$SN_CLUSTER_DIR/log/node_exporter.log")"
-	[ "$(sample spank_nccl_warmup_last_success "$text")" = 1 ] ||
+	[ "$(sample 'spank_nccl_warmup_last_success{mode="bandwidth",source="plugin"}' "$text")" = 1 ] ||
+		sn_fail "$text"
+	# The failed comm warmup before it is not hidden by the pass.
+	[ "$(sample 'spank_nccl_warmup_last_success{mode="comm",source="plugin"}' "$text")" = 0 ] ||
 		sn_fail "$text"
 	busbw=$(sample spank_nccl_warmup_last_busbw_bytes_per_second "$text")
 	python3 -c "import sys; v = float(sys.argv[1]); assert 0.2e9 * $SLOW_GBPS < v <= 1.05e9 * $SLOW_GBPS, v" "$busbw" ||
 		sn_fail "busbw $busbw"
-	[ "$(sample spank_nccl_warmup_passes_total "$text")" -ge 1 ] ||
+	[ "$(sample 'spank_nccl_warmup_passes_total{mode="bandwidth",source="plugin"}' "$text")" -ge 1 ] ||
 		sn_fail "$text"
-	sample 'spank_nccl_warmup_failures_total{class="duplicate_busid"}' "$text" |
+	sample 'spank_nccl_warmup_failure_classes_total{class="duplicate_busid",fault="node"}' "$text" |
 		grep -qx '[1-9][0-9]*' || sn_fail "failure counter: $text"
-	grep -q '^spank_nccl_warmup_last_phase_duration_seconds{phase="comm_init"} ' \
-		<<<"$text" || sn_fail "$text"
-	grep -q '^spank_nccl_warmup_info{.*nccl_version="[0-9]' <<<"$text" ||
+	sample 'spank_nccl_warmup_phase_duration_seconds_count{phase="comm_init"}' "$text" |
+		grep -qx '[1-9][0-9]*' || sn_fail "phase histogram: $text"
+	sample 'spank_nccl_warmup_duration_seconds_bucket{mode="bandwidth",le="+Inf"}' "$text" |
+		grep -qx '[1-9][0-9]*' || sn_fail "duration histogram: $text"
+	# _info is the node's: its GPU model; the jobs here load the fake
+	# NCCL from their LD_LIBRARY_PATH, which is not the node's NCCL.
+	grep -q '^spank_nccl_warmup_info{.*gpu_model="NVIDIA Fake GPU"' <<<"$text" ||
 		sn_fail "$text"
-	# No job ids, users or GPU UUIDs in labels.
-	! grep -E '^spank_nccl.*(job|user|uuid)=' <<<"$text" || sn_fail "$text"
+	grep -q '^spank_nccl_warmup_info{.*nccl_version=""' <<<"$text" ||
+		sn_fail "a job's NCCL version in _info: $text"
+	# GPU series carry dcgm-exporter's pci_bus_id (NVML's spelling) and UUID.
+	# (node_exporter sorts the labels.)
+	grep '^spank_nccl_warmup_last_nccl_memory_bytes{' <<<"$text" |
+		grep -E 'pci_bus_id="[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]"' |
+		grep -q 'UUID="GPU-' || sn_fail "GPU labels: $text"
+	# No job ids, users or steps in labels.
+	! grep -E '^spank_nccl.*(job|user|step)=' <<<"$text" || sn_fail "$text"
 }
 
 @test "fleet: the report flags the slow node (table, JSON, SVG)" {
@@ -381,7 +627,7 @@ J
 	[ "$(sample node_textfile_scrape_error "$text")" = 0 ] || sn_fail "$text"
 	! grep -qE '^(evil|spank_nccl_warmup_passes_total 999999)' <<<"$text" ||
 		sn_fail "a metric line was injected: $text"
-	[ "$(grep -c '^spank_nccl_warmup_last_success ' <<<"$text")" -eq 1 ] ||
+	[ "$(grep -c '^spank_nccl_warmup_last_success{mode="comm",source="plugin"} ' <<<"$text")" -eq 1 ] ||
 		sn_fail "$text"
 	[ "$(grep -c '^spank_nccl_warmup_info' <<<"$text")" -eq 1 ] || sn_fail "$text"
 	validate_records "records of forged helper output" <<<"$lines"
@@ -500,6 +746,14 @@ J
 		sn_fail "fabric records: $lines"
 	[ "$(field transport <<<"$lines" | sort -u)" = NET/Socket ] ||
 		sn_fail "transport: $lines"
+	# The fabric object (schema 3): the step's nodes, each node's index
+	# and ranks, the coordinator on the first node.
+	[ "$(field fabric.nodes <<<"$lines" | sort -u)" = 3 ] || sn_fail "$lines"
+	[ "$(field fabric.node_index <<<"$lines" | sort | paste -sd' ')" = "0 1 2" ] ||
+		sn_fail "$lines"
+	[ "$(field fabric.ranks <<<"$lines" | sort -u)" = 6 ] || sn_fail "$lines"
+	[ "$(field fabric.coordinator <<<"$lines" | sort -u | wc -l)" = 1 ] ||
+		sn_fail "$lines"
 	validate_records "fabric records" <<<"$lines"
 	FAKE_NCCL_INIT_FAIL_HOSTS=n3 run --separate-stderr sn_srun -N3 \
 		--gres=gpu:2 --nccl-warmup=fabric true
@@ -543,31 +797,55 @@ P
 	sn_assert_status 0
 }
 
-@test "fleet: record_syslog sends the same record to syslog (/dev/log)" {
+@test "fleet: record_syslog sends the record to syslog as ident spank-nccl, @cee: JSON in parts under 1 KiB" {
 	local got="$SN_CLUSTER_DIR/tmp/syslog.txt" file="$SN_CLUSTER_DIR/tmp/syslog.jsonl"
+	local res="$SN_CLUSTER_DIR/tmp/syslog-result.json"
 	rm -f "$got" "$file"
+	# A real result with 4 GPUs: more than one message's worth.
+	sn_fake_env ok
+	CUDA_VISIBLE_DEVICES=0,1,2,3 "$(sn_helper_path)" --node n2 --mode comm \
+		--json >"$res" 2>/dev/null || sn_fail "helper: $(cat "$res")"
 	# A private mount namespace (nothing propagates back to the host)
 	# with its own /dev (tmpfs), where a datagram socket at /dev/log
-	# stands in for the syslog daemon.
-	printf '%s\n' '{"version":1,"status":"nccl_error","exit_code":5,"message":"x\ny","nccl_version":"2.28.9"}' |
-	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /dev && exec python3 -c "
+	# stands in for the syslog daemon; it keeps every message it gets.
+	unshare -m --propagation private sh -c 'res=$1; shift; mount -t tmpfs tmpfs /dev && exec python3 -c "
 import socket, subprocess, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(\"/dev/log\")
-s.settimeout(20)
-rc = subprocess.run(sys.argv[1:]).returncode
-open(\"$0\", \"wb\").write(s.recv(65536))
+s.settimeout(2)
+rc = subprocess.run(sys.argv[1:], stdin=open(\"$res\")).returncode
+with open(\"$0\", \"wb\") as f:
+    try:
+        while True:
+            f.write(s.recv(65536) + b\"\\n\")
+    except socket.timeout:
+        pass
 sys.exit(rc)
-" "$@"' "$got" "$(recorder)" --node n2 --mode comm --exit-status 5 \
+" "$@"' "$got" "$res" "$(recorder)" --node n2 --mode comm --exit-status 0 \
 		--job 77 --record-file "$file" --syslog ||
 		sn_fail "recorder failed"
-	grep -q 'spank-nccl: record {"record":"spank-nccl-warmup",' "$got" ||
-		sn_fail "syslog message: $(cat "$got")"
-	# daemon.info: <30>
-	grep -q "^<30>" "$got" || sn_fail "priority: $(cat "$got")"
-	grep -qF '"message":"x\ny"' "$file" || sn_fail "message: $(cat "$file")"
-	# The same line as in the file.
-	[ "$(sed 's/.*spank-nccl: record //' "$got")" = "$(cat "$file")" ] ||
-		sn_fail "syslog: $(cat "$got") file: $(cat "$file")"
-	validate_records "a record without GPUs" <"$file"
+	# Every message: daemon.info (<30>), ident spank-nccl, @cee: and one
+	# JSON object under 1 KiB; together they are the file's record.
+	python3 - "$got" "$file" <<'P' || sn_fail "syslog: $(cat "$got")"
+import json, re, sys
+msgs = [l for l in open(sys.argv[1], "rb").read().split(b"\n") if l]
+rec = json.loads(open(sys.argv[2]).read())
+parts, gpus = [], []
+for m in msgs:
+    assert len(m) <= 1024, len(m)
+    h = re.match(rb"<30>spank-nccl\[[0-9]+\]: @cee:", m)
+    assert h, m[:60]
+    p = json.loads(m[h.end():])
+    parts.append(p["part"])
+    assert p["parts"] == len(msgs) and p["node"] == "n2", p
+    assert p["rid"] == "n2-%.3f" % rec["ts"], (p["rid"], rec["ts"])
+    gpus += p.get("gpus", [])
+    for k, v in p.items():
+        if k not in ("rid", "part", "parts"):
+            assert rec[k] == v, (k, v, rec[k])
+assert parts == list(range(1, len(msgs) + 1)), parts
+assert len(msgs) >= 3 and gpus == rec["gpus"] and len(gpus) == 4, (len(msgs), gpus)
+print(len(msgs), "parts")
+P
+	validate_records "a record with 4 GPUs" <"$file"
 }

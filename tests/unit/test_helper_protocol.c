@@ -8,6 +8,7 @@
 
 #include "core_testutil.h"
 
+#include "fault.h"
 #include "helper_protocol.h"
 
 static void test_exit_names_and_hints(void **state)
@@ -28,6 +29,76 @@ static void test_exit_names_and_hints(void **state)
 	assert_string_equal(sn_warmup_exit_name(42), "unknown exit code");
 	assert_string_equal(sn_warmup_exit_status(-1), "internal");
 	assert_true(strlen(sn_warmup_exit_hint(139)) > 20);
+}
+
+/* Whose fault (fault.c): the job's NCCL or settings never blame the node. */
+static void test_fault_decide(void **state)
+{
+	struct sn_fault_facts f = { .exit_code = SN_WARMUP_NCCL_ERROR };
+
+	(void)state;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
+	f.job_nccl = true;		/* nccl=PATH: invalid ELF header */
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_NCCL_ERROR,
+				     .job_nccl_env = true };
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	f.exit_code = SN_WARMUP_LOW_BANDWIDTH;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	f.exit_code = SN_WARMUP_TRANSPORT;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	/* Hardware stays the node's whatever the job set. */
+	f.exit_code = SN_WARMUP_CUDA_ERROR;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
+	f.exit_code = SN_WARMUP_DUPLICATE_BUSID;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
+	/* Silent corruption: only the job's own library takes it. */
+	f.exit_code = SN_WARMUP_WRONG_RESULT;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
+	f.job_nccl = true;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_FABRIC_SETUP };
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_ENVIRONMENT);
+	f.exit_code = SN_WARMUP_PEER_FAILED;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_ENVIRONMENT);
+	f.exit_code = SN_WARMUP_NO_GPUS;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
+	f.exit_code = SN_WARMUP_OK;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NONE);
+	assert_null(sn_fault_name(SN_FAULT_NONE));
+	for (int i = SN_FAULT_NODE; i < SN_FAULT_COUNT; i++)
+		assert_int_equal(sn_fault_parse(sn_fault_name(i)), i);
+	assert_int_equal(sn_fault_parse("Node"), SN_FAULT_NONE);
+	assert_int_equal(sn_fault_parse(NULL), SN_FAULT_NONE);
+	/* The root side's own classes. */
+	assert_int_equal(sn_fault_of_class(SN_CLASS_CRASH), SN_FAULT_NODE);
+	assert_int_equal(sn_fault_of_class(SN_CLASS_PEER_FAILED),
+			 SN_FAULT_ENVIRONMENT);
+	assert_false(sn_fault_from_helper(SN_CLASS_CRASH));
+	assert_true(sn_fault_from_helper(SN_CLASS_NCCL_ERROR));
+	/* NCCL_DEBUG only logs; NCCL_ALGO shapes what NCCL does. */
+	assert_false(sn_fault_is_nccl_setting("NCCL_DEBUG=INFO"));
+	assert_false(sn_fault_is_nccl_setting("NCCL_DEBUG_SUBSYS=INIT"));
+	assert_false(sn_fault_is_nccl_setting("PATH=/bin"));
+	assert_true(sn_fault_is_nccl_setting("NCCL_ALGO=Tree"));
+	assert_true(sn_fault_is_nccl_setting("NCCL_DEBUGGER=1"));
+}
+
+/* A user error never says "report the node". */
+static void test_fault_hints(void **state)
+{
+	(void)state;
+	for (int code = 1; code <= SN_WARMUP_EXIT_LAST; code++) {
+		const char *h = sn_fault_hint(code, SN_FAULT_JOB);
+
+		if (code == SN_WARMUP_NO_GPUS)
+			continue;
+		assert_null(strstr(h, "report the node"));
+		assert_null(strstr(h, "drain"));
+		assert_non_null(strstr(h, "not a fault of the node"));
+	}
+	assert_string_equal(sn_fault_hint(SN_WARMUP_CUDA_ERROR, SN_FAULT_NODE),
+			    sn_warmup_exit_hint(SN_WARMUP_CUDA_ERROR));
 }
 
 static void test_table_in_code_order(void **state)
@@ -198,6 +269,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exit_names_and_hints),
 		cmocka_unit_test(test_table_in_code_order),
+		cmocka_unit_test(test_fault_decide),
+		cmocka_unit_test(test_fault_hints),
 		cmocka_unit_test(test_man_page_agrees),
 		cmocka_unit_test(test_design_doc_agrees),
 		cmocka_unit_test(test_timeout),

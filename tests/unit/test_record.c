@@ -34,7 +34,7 @@ static const char helper_json[] =
 	"\"nccl_source\":\"system\",\"gpus\":[{\"index\":0,\"busid\":\"0000:01:00.0\","
 	"\"uuid\":\"GPU-a\",\"name\":\"NVIDIA H200\",\"nccl_mem_mib\":296},"
 	"{\"index\":1,\"busid\":\"0000:02:00.0\",\"uuid\":\"GPU-b\",\"name\":\"NVIDIA H200\","
-	"\"nccl_mem_mib\":null}],\"timings_ms\":{\"cuda_init\":600,\"comm_init\":480,"
+	"\"nccl_mem_mib\":null}],\"timings_ms\":{\"cuda_init\":600,\"comm_init\":480,\"collectives\":15,"
 	"\"bandwidth\":null,\"total\":1500},\"busbw_gbps\":350.5,"
 	"\"collectives\":{\"allreduce\":1.25,\"sendrecv\":null}}";
 
@@ -78,7 +78,9 @@ static void test_result_optional_keys(void **state)
 	assert_true(res.gpus[1].nccl_mem_mib < 0);
 	assert_true(res.phase_ms[0] == 600);	/* cuda_init */
 	assert_true(res.phase_ms[1] < 0);	/* contexts: absent */
-	assert_true(res.phase_ms[4] < 0);	/* bandwidth: null */
+	assert_true(res.phase_ms[3] < 0);	/* allreduce: absent */
+	assert_true(res.phase_ms[4] == 15);	/* collectives */
+	assert_true(res.phase_ms[5] < 0);	/* bandwidth: null */
 	assert_true(res.collective_ms[0] == 1.25);
 	assert_true(res.collective_ms[4] < 0);
 	/* Negative and duplicate optional values are refused. */
@@ -115,6 +117,8 @@ static void test_round_trip(void **state)
 	assert_string_equal(view.driver_version, "580.95.05");
 	assert_non_null(strstr(line, "\"nccl_mem_mib\":296.0"));
 	assert_non_null(strstr(line, "\"step\":0,"));
+	/* Every phase, the collectives' included (schema 3). */
+	assert_non_null(strstr(line, "\"allreduce\":null,\"collectives\":15.0,\"bandwidth\":null"));
 	assert_non_null(strstr(line, "\"time\":\"2026-11-22T23:10:00.250Z\",\"ts\":1795389000.250,"));
 }
 
@@ -255,43 +259,67 @@ static void test_prom_render(void **state)
 {
 	static struct sn_warmup_result res;
 	static char text[65536];
-	struct sn_prom_state st;
+	static struct sn_prom_state st;
 	struct sn_record r;
 	size_t len;
 	char *save, *l;
 
 	(void)state;
 	parse_helper(&res);
+	res.bytes = 64 << 20;
 	snprintf(res.driver_version, sizeof(res.driver_version),
 		 "1\"} 1\nspank_nccl_warmup_passes_total 999");
 	snprintf(res.gpus[0].name, sizeof(res.gpus[0].name), "x\"}\nevil 1");
 	fill(&r, &res);
 	sn_prom_state_init(&st);
-	sn_prom_state_add(&st, &r);
+	assert_int_equal(sn_prom_state_add(&st, &r), 0);
 	len = sn_prom_render(&st, &r, text, sizeof(text));
 	assert_true(len > 0);
 	assert_null(strstr(text, "\nspank_nccl_warmup_passes_total 999"));
 	assert_null(strstr(text, "\nevil"));
-	assert_non_null(strstr(text, "spank_nccl_warmup_passes_total 1\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_passes_total{mode=\"bandwidth\",source=\"plugin\"} 1\n"));
+	/* Every mode, source and fault at 0: increase() sees the first. */
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_failures_total{mode=\"check\",source=\"prolog\",fault=\"node\"} 0\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_last_success{mode=\"bandwidth\",source=\"plugin\"} 1\n"));
 	assert_non_null(strstr(text,
 		"spank_nccl_warmup_last_busbw_bytes_per_second 350500000000\n"));
 	assert_non_null(strstr(text,
-		"spank_nccl_warmup_last_nccl_memory_bytes{gpu=\"0\"} 310378496\n"));
+		"spank_nccl_warmup_last_busbw_message_bytes 67108864\n"));
+	/* dcgm-exporter's labels: NVML's bus ID spelling and the UUID. */
 	assert_non_null(strstr(text,
-		"spank_nccl_warmup_last_phase_duration_seconds{phase=\"comm_init\"} 0.4800\n"));
-	/* No job, user or UUID label: bounded cardinality. */
-	assert_null(strstr(text, "job"));
+		"spank_nccl_warmup_last_nccl_memory_bytes{pci_bus_id=\"00000000:01:00.0\",UUID=\"GPU-a\"} 310378496\n"));
+	/* Histograms: 1.6 s in le 2, not in le 1; comm_init 0.48 s. */
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_duration_seconds_bucket{mode=\"bandwidth\",le=\"2\"} 1\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_duration_seconds_bucket{mode=\"bandwidth\",le=\"1\"} 0\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_duration_seconds_sum{mode=\"bandwidth\"} 1.6\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_phase_duration_seconds_bucket{phase=\"comm_init\",le=\"0.5\"} 1\n"));
+	assert_non_null(strstr(text,
+		"spank_nccl_warmup_phase_duration_seconds_bucket{phase=\"comm_init\",le=\"0.25\"} 0\n"));
+	/* The node's NCCL (system) is in _info; no source label there. */
+	assert_non_null(strstr(text, "nccl_version=\"2.28.9\"} 1\n"));
+	/* No job, user or step label: bounded cardinality. */
+	assert_null(strstr(text, "job="));	/* fault="job" is a value */
 	assert_null(strstr(text, "alice"));
-	assert_null(strstr(text, "GPU-a"));
+	assert_null(strstr(text, "step"));
 	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		if (!prom_line_ok(l))
 			fail_msg("foreign line: %s", l);
 }
 
+#define KEY(s) "spank_nccl_warmup_" s
+
 static void test_prom_state(void **state)
 {
 	static char text[65536];
-	struct sn_prom_state st, back;
+	static struct sn_warmup_result res;
+	static struct sn_prom_state st, back;
 	struct sn_record r;
 	size_t len;
 
@@ -299,42 +327,72 @@ static void test_prom_state(void **state)
 	fill(&r, NULL);
 	sn_prom_state_init(&st);
 	sn_prom_state_add(&st, &r);
+	/* A Prolog check pass does not hide a plugin comm failure. */
+	r.source = "prolog";
+	snprintf(r.mode, sizeof(r.mode), "check");
+	sn_prom_state_add(&st, &r);
+	r.source = "spank";
+	snprintf(r.mode, sizeof(r.mode), "comm");
 	r.pass = false;
 	r.class = SN_CLASS_TIMEOUT;
+	r.fault = SN_FAULT_NODE;
 	sn_prom_state_add(&st, &r);
+	sn_prom_state_add(&st, &r);
+	/* A job's bad nccl=: its own series, never the node's. */
+	r.class = SN_CLASS_NCCL_ERROR;
+	r.fault = SN_FAULT_JOB;
 	sn_prom_state_add(&st, &r);
 	len = sn_prom_render(&st, &r, text, sizeof(text));
 	assert_int_equal(sn_prom_state_parse(text, len, &back, &err), 0);
-	assert_true(back.passes == 1);
-	assert_true(back.failures[SN_CLASS_TIMEOUT] == 2);
-	assert_true(back.failures[SN_CLASS_CRASH] == 0);
-	assert_true(back.busbw_bytes < 0);
+	assert_true(sn_prom_state_get(&back, KEY("passes_total{mode=\"bandwidth\",source=\"plugin\"}")) == 1);
+	assert_true(sn_prom_state_get(&back, KEY("failures_total{mode=\"comm\",source=\"plugin\",fault=\"node\"}")) == 2);
+	assert_true(sn_prom_state_get(&back, KEY("failures_total{mode=\"comm\",source=\"plugin\",fault=\"job\"}")) == 1);
+	assert_true(sn_prom_state_get(&back, KEY("failure_classes_total{class=\"nccl_error\",fault=\"job\"}")) == 1);
+	assert_true(sn_prom_state_get(&back, KEY("failure_classes_total{class=\"nccl_error\",fault=\"node\"}")) == 0);
+	assert_true(sn_prom_state_get(&back, KEY("failure_classes_total{class=\"timeout\",fault=\"node\"}")) == 2);
+	assert_true(sn_prom_state_get(&back, KEY("last_success{mode=\"check\",source=\"prolog\"}")) == 1);
+	assert_true(sn_prom_state_get(&back, KEY("last_success{mode=\"comm\",source=\"plugin\"}")) == 0);
+	assert_true(sn_prom_state_get(&back, KEY("duration_seconds_count{mode=\"comm\"}")) == 3);
+	assert_true(sn_prom_state_get(&back, KEY("last_busbw_bytes_per_second")) < 0);
+	/* Read back, added to, rendered again: the same counters go on. */
+	sn_prom_state_add(&back, &r);
+	assert_true(sn_prom_state_get(&back, KEY("failures_total{mode=\"comm\",source=\"plugin\",fault=\"job\"}")) == 2);
+	assert_int_equal(back.n, st.n);
 	/* A fabric warmup's busbw is the network's: not the node's gauge. */
-	{
-		struct sn_warmup_result res;
-
-		memset(&res, 0, sizeof(res));
-		res.busbw_gbps = 12.5;
-		fill(&r, &res);
-		snprintf(r.mode, sizeof(r.mode), "fabric");
-		sn_prom_state_add(&st, &r);
-		assert_true(st.busbw_bytes < 0);
-		snprintf(r.mode, sizeof(r.mode), "bandwidth");
-		sn_prom_state_add(&st, &r);
-		assert_true(st.busbw_bytes == 12.5e9);
-	}
-	/* A damaged known line restarts the counters (a counter reset). */
+	memset(&res, 0, sizeof(res));
+	res.busbw_gbps = 12.5;
+	res.bytes = -1;
+	fill(&r, &res);
+	snprintf(r.mode, sizeof(r.mode), "fabric");
+	sn_prom_state_add(&st, &r);
+	assert_true(sn_prom_state_get(&st, KEY("last_busbw_bytes_per_second")) < 0);
+	snprintf(r.mode, sizeof(r.mode), "bandwidth");
+	sn_prom_state_add(&st, &r);
+	assert_true(sn_prom_state_get(&st, KEY("last_busbw_bytes_per_second")) == 12.5e9);
+	/* _info keeps the node's NCCL: a job's own does not churn it. */
+	snprintf(res.nccl_version, sizeof(res.nccl_version), "2.21.5");
+	snprintf(res.nccl_source, sizeof(res.nccl_source), "system");
+	sn_prom_state_add(&st, &r);
+	snprintf(res.nccl_version, sizeof(res.nccl_version), "2.99.1");
+	snprintf(res.nccl_source, sizeof(res.nccl_source), "user");
+	sn_prom_state_add(&st, &r);
+	len = sn_prom_render(&st, &r, text, sizeof(text));
+	assert_non_null(strstr(text, "nccl_version=\"2.21.5\"} 1\n"));
+	assert_null(strstr(text, "2.99.1"));
+	/* A damaged line or an older release's restarts the counters. */
 	assert_int_equal(sn_prom_state_parse(
-		"spank_nccl_warmup_passes_total 7\nspank_nccl_warmup_failures_total{class=\"nope\"} 1\n",
-		84, &back, &err), -1);
-	assert_true(back.passes == 0);
+		"spank_nccl_warmup_failures_total{class=\"nope\"} 1\n",
+		49, &back, &err), -1);
+	assert_int_equal(back.n, 0);
 	assert_int_equal(sn_prom_state_parse(
-		"spank_nccl_warmup_passes_total -1\n", 34, &back, &err), -1);
-	/* Foreign lines are ignored. */
+		"spank_nccl_warmup_passes_total{mode=\"comm\",source=\"plugin\"} -1\n",
+		64, &back, &err), -1);
+	/* Foreign lines and series of the last warmup only are ignored. */
 	assert_int_equal(sn_prom_state_parse(
-		"other_metric 5\nspank_nccl_warmup_passes_total 3\n", 47, &back,
-		&err), 0);
-	assert_true(back.passes == 3);
+		"other_metric 5\nspank_nccl_warmup_last_gpus 2\nspank_nccl_warmup_passes_total{mode=\"comm\",source=\"plugin\"} 3\n",
+		108, &back, &err), 0);
+	assert_int_equal(back.n, 1);
+	assert_true(sn_prom_state_get(&back, KEY("passes_total{mode=\"comm\",source=\"plugin\"}")) == 3);
 }
 
 static char tmpdir[64];
@@ -358,7 +416,7 @@ static void test_prom_concurrent(void **state)
 {
 	enum { WRITERS = 6, EACH = 20 };
 	static char text[65536];
-	struct sn_prom_state st;
+	static struct sn_prom_state st;
 	char path[128];
 	struct sn_record r;
 	ssize_t n;
@@ -389,7 +447,9 @@ static void test_prom_concurrent(void **state)
 	close(fd);
 	assert_true(n > 0);
 	assert_int_equal(sn_prom_state_parse(text, (size_t)n, &st, &err), 0);
-	assert_int_equal((int)st.passes, WRITERS * EACH);
+	assert_int_equal((int)sn_prom_state_get(&st,
+		"spank_nccl_warmup_passes_total{mode=\"bandwidth\",source=\"plugin\"}"),
+		WRITERS * EACH);
 	remove_tmpdir();
 }
 

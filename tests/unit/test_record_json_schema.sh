@@ -95,6 +95,18 @@ else
 fi
 # Not started (the shell's 127): no result at all.
 record comm 127
+# By hand (--source manual), on a named cluster: the metrics' source label
+# and the record's "cluster"; another source word is refused.
+"$recorder" --node n1 --mode check --exit-status 0 --source manual \
+	--cluster c1 --record-file "$records" </dev/null ||
+	{ echo "FAIL: nccl-warmup-record --source manual" >&2; fail=1; }
+tail -n1 "$records" | grep -q '"source":"manual","node":"n1","cluster":"c1"' ||
+	{ echo "FAIL: manual record: $(tail -n1 "$records")" >&2; fail=1; }
+if "$recorder" --node n1 --mode check --exit-status 0 --source spank \
+	--record-file "$records" </dev/null 2>/dev/null; then
+	echo "FAIL: --source spank accepted" >&2
+	fail=1
+fi
 [ -s "$records" ] || { echo "FAIL: no records written" >&2; exit 1; }
 
 # --- 3. a real validator --------------------------------------------------
@@ -122,7 +134,7 @@ for want in mode=check mode=comm mode=bandwidth mode=fabric \
 		{ echo "FAIL: no record with $want" >&2; fail=1; }
 done
 if [ $helper_ok = yes ]; then
-	for want in class=ok:4 class=duplicate_busid class=crash; do
+	for want in class=ok:5 class=duplicate_busid class=crash; do
 		grep -q " $want" "$tmp/valid" ||
 			{ echo "FAIL: no record with $want" >&2; fail=1; }
 	done

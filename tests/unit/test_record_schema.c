@@ -187,10 +187,20 @@ static void test_writer_writes_the_table(void **state)
 	/* No result (a crash), the batch step, the Prolog. */
 	fill(&r, "comm", SN_CLASS_CRASH, NULL);
 	r.signal = 9;
-	r.step = -2;
+	r.step = -1;
+	r.step_kind = "batch";
+	snprintf(r.cluster, sizeof(r.cluster), "c1");
 	format_and_parse(&r);
 	check_object(0, SN_F_TOP);
+	/* The step is a number or null, never a word; its kind apart. */
+	assert_non_null(strstr(line, "\"cluster\":\"c1\",\"job\":"));
+	assert_non_null(strstr(line, "\"step\":null,\"step_kind\":\"batch\""));
+	r.step = 3;
+	r.step_kind = "normal";
+	format_and_parse(&r);
+	assert_non_null(strstr(line, "\"step\":3,\"step_kind\":\"normal\""));
 	r.step = -1;
+	r.step_kind = NULL;
 	r.source = "prolog";
 	r.policy = NULL;
 	format_and_parse(&r);

@@ -89,8 +89,34 @@ out=$("$report" "$f2" 2>/dev/null)
 echo "$out" | grep -Eq '^c1 +2xNVIDIA H200 +3 +2 +0 +- +- +1\.00 ' || bad "c1 counted c2's fault or the fabric run's numbers: $out"
 echo "$out" | grep -Eq '^c2 .* nccl_error: NCCL init failed$' || bad "c2 last failure"
 json=$("$report" --json "$f2" 2>/dev/null)
-echo "$json" | grep -q '"node":"c1",[^}]*"runs":3,"passes":2,"failures":0,"reused":0,"peer_failed":1,"last_failure_class":null' ||
+echo "$json" | grep -q '"node":"c1",[^}]*"runs":3,"passes":2,"failures":0,"reused":0,"peer_failed":1,"not_node_faults":1,"last_failure_class":null' ||
 	bad "json c1 peer_failed: $json"
+
+# Whose fault (schema 3): a user's bad nccl= (nccl_error, fault job) and
+# a squatted fabric port (fault environment) are not the node's; a CUDA
+# failure is.  Old records without "fault" go by their class.
+f3=$dir/fault.jsonl
+{
+	rec 1 d1 fail nccl_error 2 "NVIDIA H200" null 1000 "cannot load the NCCL named by --nccl" |
+		sed 's/"verdict"/"fault":"job","verdict"/'
+	rec 2 d1 fail fabric_setup 2 "NVIDIA H200" null 1000 "ports taken" |
+		sed 's/"verdict"/"fault":"environment","verdict"/'
+	rec 3 d1 pass ok 2 "NVIDIA H200" null 1000
+	rec 4 d2 fail cuda_error 2 "NVIDIA H200" null 1000 "Xid 79" |
+		sed 's/"verdict"/"fault":"node","verdict"/'
+	rec 5 d2 fail nccl_error 2 "NVIDIA H200" null 1000 "old record, no fault"
+} >"$f3"
+json=$("$report" --json "$f3" 2>/dev/null)
+echo "$json" | grep -q '"node":"d1",[^}]*"runs":3,"passes":1,"failures":0,"reused":0,"peer_failed":0,"not_node_faults":2,"last_failure_class":null' ||
+	bad "json d1 counted the job's or environment's fault: $json"
+echo "$json" | grep -q '"node":"d2",[^}]*"failures":2,"reused":0,"peer_failed":0,"not_node_faults":0,"last_failure_class":"nccl_error"' ||
+	bad "json d2 node faults: $json"
+# A "fault" that is no fault name: the line is refused, not counted.
+rec 6 d3 fail cuda_error 2 "NVIDIA H200" null 1000 "x" |
+	sed 's/"verdict"/"fault":"user","verdict"/' >"$dir/badfault.jsonl"
+rec 7 d3 pass ok 2 "NVIDIA H200" null 1000 >>"$dir/badfault.jsonl"
+"$report" --json "$dir/badfault.jsonl" 2>/dev/null | grep -q '"skipped":1' ||
+	bad "a bad fault value was not skipped"
 
 : >"$dir/empty"
 "$report" "$dir/empty" >/dev/null 2>&1

@@ -2,8 +2,8 @@
 /*
  * The fan-out of a fleet record (sinks.c): every configured sink is
  * tried whatever happened to the others, and each failure names its sink
- * and its cause.  syslog(3) is replaced below (this program's definition
- * wins over libc's), so the messages are counted without a syslog daemon.
+ * and its cause.  Messages to /dev/log are caught by replacing
+ * sn_syslog_send, so the parts are counted without a syslog daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,44 +12,65 @@
 #include <unistd.h>
 
 #include "core_testutil.h"
+#include "json.h"
 #include "prom.h"
 #include "record.h"
 #include "sinks.h"
 
-/* What reached "syslog": the count and the last message. */
+/* What reached "/dev/log": every message (sn_syslog_send replaced: this
+ * program's definition wins over the library's). */
+#define MAX_MSGS 80
 static int syslog_count;
-static char syslog_last[SN_RECORD_MAX_BYTES + 64];
+static char syslog_msgs[MAX_MSGS][SN_SYSLOG_MAX_BYTES + 64];
+static size_t syslog_lens[MAX_MSGS];
 
-static void capture(const char *fmt, va_list ap)
+int sn_syslog_send(const char *msg, size_t len)
 {
-	vsnprintf(syslog_last, sizeof(syslog_last), fmt, ap);
+	if (syslog_count < MAX_MSGS) {
+		assert_true(len < sizeof(syslog_msgs[0]));
+		memcpy(syslog_msgs[syslog_count], msg, len);
+		syslog_msgs[syslog_count][len] = '\0';
+		syslog_lens[syslog_count] = len;
+	}
 	syslog_count++;
+	return 0;
 }
 
-/* Not from <syslog.h>: _FORTIFY_SOURCE makes syslog an inline wrapper
- * of __syslog_chk there; record.c calls one or the other. */
-void syslog(int pri, const char *fmt, ...);
-void __syslog_chk(int pri, int flag, const char *fmt, ...);
-
-void syslog(int pri, const char *fmt, ...)
+/*
+ * The messages: N of them, each under 1 KiB, from ident spank-nccl at
+ * daemon.info, "@cee:" and one JSON object naming the record and its
+ * part; their "gpus" items add up to N_GPUS.
+ */
+static void assert_syslog_parts(int n, size_t n_gpus, const char *node)
 {
-	va_list ap;
+	static struct sn_json doc;
+	struct sn_error err;
+	char head[64];
+	size_t gpus = 0;
 
-	(void)pri;
-	va_start(ap, fmt);
-	capture(fmt, ap);
-	va_end(ap);
-}
+	assert_int_equal(syslog_count, n);
+	snprintf(head, sizeof(head), "<30>spank-nccl[%ld]: @cee:{",
+		 (long)getpid());
+	for (int k = 0; k < n; k++) {
+		const char *json = syslog_msgs[k] + strlen(head) - 1;
+		int i;
 
-void __syslog_chk(int pri, int flag, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)pri;
-	(void)flag;
-	va_start(ap, fmt);
-	capture(fmt, ap);
-	va_end(ap);
+		assert_true(syslog_lens[k] <= SN_SYSLOG_MAX_BYTES);
+		assert_int_equal(strncmp(syslog_msgs[k], head, strlen(head)), 0);
+		if (sn_json_parse(&doc, json, strlen(json), &err) != 0)
+			fail_msg("part %d: %s: %s", k + 1, err.msg, json);
+		i = sn_json_member(&doc, 0, "part");
+		assert_true(i >= 0 && doc.v[i].num == k + 1);
+		i = sn_json_member(&doc, 0, "parts");
+		assert_true(i >= 0 && doc.v[i].num == n);
+		assert_string_equal(sn_json_str(&doc, sn_json_member(&doc, 0, "node")),
+				    node);
+		assert_non_null(sn_json_str(&doc, sn_json_member(&doc, 0, "rid")));
+		i = sn_json_member(&doc, 0, "gpus");
+		for (int g = i >= 0 ? doc.v[i].first : -1; g >= 0; g = doc.v[g].next)
+			gpus++;
+	}
+	assert_int_equal(gpus, n_gpus);
 }
 
 struct fixture {
@@ -89,7 +110,6 @@ static int setup(void **state)
 	if (!fx->len)
 		return -1;
 	syslog_count = 0;
-	syslog_last[0] = '\0';
 	*state = fx;
 	return 0;
 }
@@ -123,13 +143,12 @@ static void assert_file_has_record(const struct fixture *fx)
 	free(text);
 }
 
+/* No GPUs: the scalars and the timings. */
 static void assert_syslog_has_record(const struct fixture *fx)
 {
-	assert_int_equal(syslog_count, 1);
-	assert_contains(syslog_last, "spank-nccl: record {\"record\":");
-	/* The same line as the file's, without its newline. */
-	assert_int_equal(strncmp(syslog_last + strlen("spank-nccl: record "),
-				 fx->line, fx->len - 1), 0);
+	assert_syslog_parts(2, 0, fx->r.node);
+	assert_contains(syslog_msgs[0], "\"verdict\":\"pass\",\"class\":\"ok\",\"fault\":null");
+	assert_contains(syslog_msgs[1], "\"timings_ms\":{");
 }
 
 static void all_sinks_written(void **state)
@@ -206,7 +225,8 @@ static void two_failures_each_named(void **state)
 	assert_syslog_has_record(fx);
 }
 
-/* A line that does not fit: the file and syslog say so, metrics go. */
+/* A line that does not fit: the file says so; syslog's parts fit 1 KiB
+ * each (the names cut); the metrics go. */
 static void record_too_large(void **state)
 {
 	struct fixture *fx = *state;
@@ -221,11 +241,12 @@ static void record_too_large(void **state)
 		res.gpus[i].nccl_mem_mib = -1;
 	}
 	fx->r.result = &res;
-	assert_int_equal(sn_sinks_write(&s, &fx->r, &rep), 2);
+	assert_int_equal(sn_sinks_write(&s, &fx->r, &rep), 1);
 	assert_contains(rep.file.msg, "larger than 32768 bytes");
-	assert_contains(rep.syslog.msg, "larger than 32768 bytes");
+	assert_string_equal(rep.syslog.msg, "");
 	assert_string_equal(rep.prom.msg, "");
-	assert_int_equal(syslog_count, 0);
+	assert_syslog_parts(2 + SN_RESULT_MAX_GPUS, SN_RESULT_MAX_GPUS,
+			    fx->r.node);
 	assert_false(exists(fx->file));
 	assert_true(exists(fx->prom));
 }

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +57,20 @@ bool sn_record_class_is_own_fault(const char *name)
 	 */
 	return strcmp(name, sn_record_class_names[SN_CLASS_PEER_FAILED]) != 0 &&
 	       strcmp(name, sn_record_class_names[SN_CLASS_FABRIC_SETUP]) != 0;
+}
+
+enum sn_fault sn_record_fault(enum sn_record_class c,
+			      const struct sn_warmup_result *res)
+{
+	enum sn_fault f = res ? sn_fault_parse(res->fault) : SN_FAULT_NONE;
+
+	if (c == SN_CLASS_OK)
+		return SN_FAULT_NONE;
+	/* The helper's word only for the code it exited with. */
+	if (f != SN_FAULT_NONE && sn_fault_from_helper(c) &&
+	    sn_record_class_of_exit(res->exit_code) == c)
+		return f;
+	return sn_fault_of_class(c);
 }
 
 bool sn_record_path_valid(const char *pattern)
@@ -116,6 +129,7 @@ struct value {
 
 struct format_ctx {
 	const struct sn_record *r;
+	const struct sn_record_part *part;	/* what to write of it */
 	const struct sn_warmup_result *res;	/* NULL: no result parsed */
 	char stamp[40];				/* "time" */
 	char model[96];				/* "gpu_model" */
@@ -170,9 +184,19 @@ static struct value result_value(const struct sn_warmup_result *res,
 	case SN_F_NCCL_SOURCE: return str(res->nccl_source);
 	case SN_F_TRANSPORT: return str(res->transport);
 	case SN_F_BLAME_NODE: return str(res->blame_node);
+	case SN_F_FABRIC:
+		return res->fabric.present ? container(SN_T_OBJECT, 0) :
+					     null_value;
+	case SN_F_FAB_NODES: return integer(res->fabric.nodes);
+	case SN_F_FAB_NODE_INDEX: return integer(res->fabric.node_index);
+	case SN_F_FAB_RANKS: return integer(res->fabric.ranks);
+	case SN_F_FAB_RANK_BASE: return integer(res->fabric.rank_base);
+	case SN_F_FAB_COORDINATOR: return str(res->fabric.coordinator);
+	case SN_F_FAB_REFUSED: return integer(res->fabric.refused);
 	/* 0 is what the helper reports for "not measured". */
 	case SN_F_T_TOTAL: return number(res->total_ms > 0 ? res->total_ms : -1);
 	case SN_F_BUSBW: return number(res->busbw_gbps > 0 ? res->busbw_gbps : -1);
+	case SN_F_BYTES: return integer(res->busbw_gbps > 0 ? res->bytes : -1);
 	case SN_F_COLLECTIVES:
 		for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
 			any |= res->collective_ms[i] >= 0;
@@ -206,15 +230,16 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 	case SN_F_SOURCE: return str(r->source);
 	case SN_F_NODE: return str(r->node);
 	case SN_F_JOB: return integer(r->job);
-	case SN_F_STEP:
-		return r->step == -2 ? str(sn_fields[f].values[0]) :
-				       integer(r->step);
+	case SN_F_CLUSTER: return str(r->cluster);
+	case SN_F_STEP: return integer(r->step);
+	case SN_F_STEP_KIND: return str(r->step_kind);
 	case SN_F_USER: return str(r->user);
 	case SN_F_UID: return integer(r->uid);
 	case SN_F_MODE: return str(r->mode);
 	/* The table's verdicts: "pass", then "fail". */
 	case SN_F_VERDICT: return str(sn_fields[f].values[r->pass ? 0 : 1]);
 	case SN_F_CLASS: return str(sn_record_class_name(r->class));
+	case SN_F_FAULT: return str(r->pass ? NULL : sn_fault_name(r->fault));
 	case SN_F_EXIT_CODE: return integer(r->exit_code);
 	case SN_F_SIGNAL: return integer(r->signal > 0 ? r->signal : -1);
 	case SN_F_POLICY: return str(r->policy);
@@ -232,11 +257,16 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 	}
 }
 
-/* S as a JSON string (sn_json_escape: the line stays one valid line). */
-static void emit_string(struct sn_text *l, const char *s)
+/* S as a JSON string (sn_json_escape: the line stays one valid line),
+ * cut to CAP bytes and "..." when CAP is not 0. */
+static void emit_string(struct sn_text *l, const char *s, size_t cap)
 {
-	char esc[6 * 1024 + 1];
+	char esc[6 * 1024 + 1], cut[1024];
 
+	if (cap && strlen(s) > cap) {
+		snprintf(cut, sizeof(cut), "%.*s...", (int)cap, s);
+		s = cut;
+	}
 	sn_json_escape(esc, sizeof(esc), s);
 	sn_text_add(l, "\"%s\"", esc);
 }
@@ -251,7 +281,7 @@ static void emit_value(struct sn_text *l, const struct format_ctx *c,
 
 	switch (v.type) {
 	case SN_T_STRING:
-		emit_string(l, v.s);
+		emit_string(l, v.s, c->part->str_cap);
 		break;
 	case SN_T_INTEGER:
 		sn_text_add(l, "%lld", v.i);
@@ -269,8 +299,9 @@ static void emit_value(struct sn_text *l, const struct format_ctx *c,
 		break;
 	case SN_T_ARRAY:
 		sn_text_add(l, "[");
-		for (size_t i = 0; i < v.count; i++) {
-			sn_text_add(l, "%s{", i ? "," : "");
+		for (size_t i = c->part->gpu_from;
+		     i < v.count && i < c->part->gpu_to; i++) {
+			sn_text_add(l, "%s{", i > c->part->gpu_from ? "," : "");
 			emit_members(l, c, f, i);
 			sn_text_add(l, "}");
 		}
@@ -289,7 +320,9 @@ static void emit_members(struct sn_text *l, const struct format_ctx *c,
 
 	for (int f = 0; f < SN_F_COUNT; f++) {
 		if (sn_fields[f].parent != parent ||
-		    !(sn_fields[f].docs & SN_IN_RECORD))
+		    !(sn_fields[f].docs & SN_IN_RECORD) ||
+		    (parent == SN_F_TOP && c->part->keep &&
+		     !c->part->keep((enum sn_field)f)))
 			continue;
 		sn_text_add(l, "%s\"%s\":", sep, sn_fields[f].key);
 		emit_value(l, c, (enum sn_field)f, item);
@@ -299,8 +332,24 @@ static void emit_members(struct sn_text *l, const struct format_ctx *c,
 
 size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 {
+	static const struct sn_record_part whole = { .gpu_to = (size_t)-1 };
+	size_t n = sn_record_format_part(r, &whole, NULL, buf, cap);
+
+	if (!n || n + 2 > cap) {
+		buf[0] = '\0';
+		return 0;
+	}
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+size_t sn_record_format_part(const struct sn_record *r,
+			     const struct sn_record_part *part,
+			     const char *extra, char *buf, size_t cap)
+{
 	struct sn_text l = { buf, cap, 0, false };
-	struct format_ctx c = { .r = r, .res = r->result };
+	struct format_ctx c = { .r = r, .part = part, .res = r->result };
 	char day[32];
 	struct tm tm;
 	time_t secs = (time_t)r->time;
@@ -311,9 +360,9 @@ size_t sn_record_format(const struct sn_record *r, char *buf, size_t cap)
 	snprintf(c.stamp, sizeof(c.stamp), "%s.%03dZ", day,
 		 (int)((r->time - (double)secs) * 1000) % 1000);
 	sn_record_gpu_model(r->result, c.model, sizeof(c.model));
-	sn_text_add(&l, "{");
+	sn_text_add(&l, "{%s%s", extra ? extra : "", extra ? "," : "");
 	emit_members(&l, &c, SN_F_TOP, 0);
-	sn_text_add(&l, "}\n");
+	sn_text_add(&l, "}");
 	if (l.full) {
 		buf[0] = '\0';
 		return 0;
@@ -444,15 +493,4 @@ int sn_record_append(const char *pattern, const char *node, const char *line,
 		return -1;
 	}
 	return 0;
-}
-
-void sn_record_syslog(const char *line, size_t len)
-{
-	while (len && line[len - 1] == '\n')
-		len--;
-	/* No openlog(): inside slurmstepd that would change Slurm's own
-	 * syslog identity.  The record is one line (escaped), so one
-	 * message. */
-	syslog(LOG_DAEMON | LOG_INFO, "spank-nccl: record %.*s", (int)len,
-	       line);
 }

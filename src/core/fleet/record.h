@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "fault.h"
 #include "record_schema.h"
 #include "warmup_result.h"
 
@@ -29,19 +30,28 @@ const char *sn_record_class_name(enum sn_record_class c);
 enum sn_record_class sn_record_class_of_exit(int code);
 /* Whether a record of class NAME counts against its own node (reports). */
 bool sn_record_class_is_own_fault(const char *name);
+/*
+ * Whose fault a record of class C is (fault.h): the helper's word RES
+ * where it ended by itself (sn_fault_from_helper), else the class's.
+ */
+enum sn_fault sn_record_fault(enum sn_record_class c,
+			      const struct sn_warmup_result *res);
 
 struct sn_record {
 	const char *source;		/* "spank" or "prolog" */
 	double time;			/* seconds since the epoch */
 	char node[256];
 	long job;			/* < 0: unknown */
-	long step;			/* < 0: none (prolog); -2: batch */
+	long step;			/* < 0: none (prolog, batch, ...) */
+	const char *step_kind;		/* "normal", "batch", ...; NULL */
+	char cluster[64];		/* ClusterName; "" unknown */
 	char user[64];
 	long uid;			/* < 0: unknown */
 	char mode[16];
 	char gpus_requested[512];	/* CUDA_VISIBLE_DEVICES given */
 	bool pass;
 	enum sn_record_class class;
+	enum sn_fault fault;		/* SN_FAULT_NONE on a pass */
 	int exit_code;			/* < 0: none (signal, timeout, ...) */
 	int signal;			/* 0: none */
 	const char *policy;		/* "fail", "warn" or NULL */
@@ -88,8 +98,43 @@ int sn_record_sink_open(const char *path, const char *label, int flags,
 int sn_record_sink_check(int fd, const char *path, const char *label,
 			 struct sn_error *err);
 
-/* Sends LINE to syslog (LOG_DAEMON|LOG_INFO) as "spank-nccl: record {…}". */
-void sn_record_syslog(const char *line, size_t len);
+/*
+ * What sn_record_format_part writes of a record: the top-level fields
+ * KEEP accepts (NULL: all), the "gpus" items GPU_FROM to GPU_TO - 1, and
+ * strings cut to STR_CAP bytes and "..." (0: whole).
+ */
+struct sn_record_part {
+	bool (*keep)(enum sn_field f);
+	size_t gpu_from, gpu_to;
+	size_t str_cap;
+};
+/*
+ * One JSON object (no newline) of the fields PART names, after EXTRA
+ * (members written as given, e.g. "\"part\":1"; NULL: none).  Returns its
+ * length, 0 if it does not fit CAP.
+ */
+size_t sn_record_format_part(const struct sn_record *r,
+			     const struct sn_record_part *part,
+			     const char *extra, char *buf, size_t cap);
+
+/*
+ * Sends R to syslog (daemon.info) as ident "spank-nccl", whoever writes
+ * it (slurmstepd, the Prolog's recorder), in rsyslog's structured form
+ * ("@cee:" and one JSON object), each message under 1 KiB: the record's
+ * scalars, then its timings, then its GPUs a few at a time, each part
+ * naming the record ("rid") and its place ("part", "parts").  Writes to
+ * /dev/log itself (sn_syslog_send), never openlog(): slurmstepd's own
+ * syslog identity stays.  Returns 0, or -1 with ERR set.
+ */
+int sn_record_syslog(const struct sn_record *r, struct sn_error *err);
+/* The largest syslog message sn_record_syslog sends, header included. */
+#define SN_SYSLOG_MAX_BYTES 1024
+/*
+ * Sends MSG (LEN bytes, a whole syslog message: "<PRI>TAG: ...") to
+ * /dev/log (datagram, else stream).  0, or -1 with errno set.  Its own
+ * file, so that tests can replace it.
+ */
+int sn_syslog_send(const char *msg, size_t len);
 
 /*
  * PATTERN with "%n" replaced by NODE and "%%" by "%" (like slurm.conf's

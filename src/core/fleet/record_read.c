@@ -141,6 +141,7 @@ static const struct view_string {
 		  sizeof(((struct sn_record_view *)0)->m) }
 	S(SN_F_NODE, node),
 	S(SN_F_CLASS, class),
+	S(SN_F_FAULT, fault),
 	S(SN_F_SOURCE, source),
 	S(SN_F_MODE, mode),
 	S(SN_F_MESSAGE, message),

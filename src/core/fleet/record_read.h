@@ -23,6 +23,7 @@ struct sn_record_view {
 	char mode[16];
 	bool pass;
 	char class[32];
+	char fault[16];			/* "": a record before schema 3 */
 	char message[1024];
 	bool reused;
 	size_t gpu_count;

@@ -22,8 +22,8 @@ int sn_sinks_write(const struct sn_sinks *s, const struct sn_record *r,
 	sn_error_clear(&rep->syslog);
 	sn_error_clear(&rep->prom);
 	sn_error_clear(&why);
-	/* The line, for the file and syslog (the metrics need none). */
-	if (given(s->record_file) || s->syslog) {
+	/* The line, for the file (syslog and the metrics need none). */
+	if (given(s->record_file)) {
 		line = malloc(SN_RECORD_MAX_BYTES);
 		if (!line)
 			sn_error_set(&why, "out of memory");
@@ -38,13 +38,9 @@ int sn_sinks_write(const struct sn_sinks *s, const struct sn_record *r,
 					     len, &rep->file) < 0)
 			failed++;
 	}
-	/* syslog(3) says nothing of its own failures. */
-	if (s->syslog && !len) {
-		rep->syslog = why;
+	/* In parts of its own (record_syslog.c): ident spank-nccl, @cee. */
+	if (s->syslog && sn_record_syslog(r, &rep->syslog) < 0)
 		failed++;
-	} else if (s->syslog) {
-		sn_record_syslog(line, len);
-	}
 	free(line);
 	if (given(s->prom_dir) && !r->reused &&
 	    sn_prom_update(s->prom_dir, r, &rep->prom) < 0)

@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 
+#include "fault.h"
 #include "record_schema.h"
 
 const char *const sn_record_class_names[SN_CLASS_COUNT + 1] = {
@@ -38,8 +39,9 @@ const struct sn_field_type_name sn_field_type_names[SN_FIELD_TYPES] = {
 };
 
 static const char *const record_tags[] = { "spank-nccl-warmup", NULL };
-static const char *const sources[] = { "spank", "prolog", NULL };
-static const char *const batch[] = { "batch", NULL };
+static const char *const sources[] = { "spank", "prolog", "manual", NULL };
+static const char *const step_kinds[] = { "normal", "batch", "extern",
+	"interactive", NULL };
 static const char *const verdicts[] = { "pass", "fail", NULL };
 static const char *const policies[] = { "fail", "warn", NULL };
 
@@ -81,15 +83,19 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 		.doc = "the same time, seconds since the Unix epoch" },
 	[SN_F_SOURCE] = { TOP("source"), .docs = REC, .types = STR_OR_NULL,
 		.values = sources,
-		.doc = "who ran the warmup: spank (spank_nccl.so in slurmstepd) or prolog (nccl-warmup-prolog)" },
+		.doc = "who ran the warmup: spank (spank_nccl.so in slurmstepd; metrics label source=plugin), prolog (nccl-warmup-prolog) or manual (nccl-warmup-record --source manual)" },
 	[SN_F_NODE] = { TOP("node"), .docs = BOTH, .types = SN_T_STRING,
 		.required = true, .doc = "the node's Slurm name" },
 	[SN_F_JOB] = { TOP("job"), .docs = REC, .types = INT_OR_NULL,
 		.doc = "the job id (null: unknown)" },
-	[SN_F_STEP] = { TOP("step"), .docs = REC,
-		.types = SN_T_INTEGER | SN_T_STRING | SN_T_NULL,
-		.values = batch,
-		.doc = "the step id, \"batch\" for the batch step, null from the Prolog" },
+	[SN_F_CLUSTER] = { TOP("cluster"), .docs = REC, .types = STR_OR_NULL,
+		.since = 3,
+		.doc = "Slurm's ClusterName (SLURM_CLUSTER_NAME; null: unknown)" },
+	[SN_F_STEP] = { TOP("step"), .docs = REC, .types = INT_OR_NULL,
+		.doc = "the step id, always a number (null for the batch, extern and interactive steps and from the Prolog: see step_kind); schema 1 and 2 wrote \"batch\" here" },
+	[SN_F_STEP_KIND] = { TOP("step_kind"), .docs = REC,
+		.types = STR_OR_NULL, .values = step_kinds, .since = 3,
+		.doc = "normal (srun), batch, extern or interactive (salloc's step); null from the Prolog" },
 	[SN_F_USER] = { TOP("user"), .docs = REC, .types = STR_OR_NULL,
 		.doc = "the job user's name (null: unknown)" },
 	[SN_F_UID] = { TOP("uid"), .docs = REC, .types = INT_OR_NULL,
@@ -102,6 +108,9 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 	[SN_F_CLASS] = { TOP("class"), .docs = REC, .types = SN_T_STRING,
 		.required = true, .values = sn_record_class_names,
 		.doc = "why it failed (ok on a pass), from the exit status, signal or deadline; peer_failed and fabric_setup are no fault of this node" },
+	[SN_F_FAULT] = { TOP("fault"), .docs = BOTH, .types = STR_OR_NULL,
+		.values = sn_fault_names + 1, .since = 3,
+		.doc = "whose fault a failure is (null on a pass): node (GPU, driver, network, NCCL on the node's defaults), job (its own NCCL or NCCL_* settings, its request) or environment (fabric ports or MUNGE, another node of the step); only node counts against the node" },
 	[SN_F_EXIT_CODE] = { TOP("exit_code"), .docs = BOTH,
 		.types = INT_OR_NULL, .max = 255,
 		.doc = "nccl-warmup's exit code (null: it did not exit: signal, deadline, not started)" },
@@ -159,6 +168,24 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 	[SN_F_BLAME_NODE] = { TOP("blame_node"), .docs = BOTH,
 		.types = STR_OR_NULL,
 		.doc = "fabric mode: the node at fault (classes peer_failed and its own)" },
+	[SN_F_FABRIC] = { TOP("fabric"), .docs = BOTH,
+		.types = SN_T_OBJECT | SN_T_NULL, .since = 3,
+		.doc = "fabric mode: the step's communicator as this node saw it (null: another mode)" },
+	[SN_F_FAB_NODES] = { IN(SN_F_FABRIC, "nodes"), .docs = BOTH,
+		.types = INT_OR_NULL, .doc = "the step's nodes" },
+	[SN_F_FAB_NODE_INDEX] = { IN(SN_F_FABRIC, "node_index"), .docs = BOTH,
+		.types = INT_OR_NULL, .doc = "this node's index among them" },
+	[SN_F_FAB_RANKS] = { IN(SN_F_FABRIC, "ranks"), .docs = BOTH,
+		.types = INT_OR_NULL,
+		.doc = "the communicator's ranks (null: not built)" },
+	[SN_F_FAB_RANK_BASE] = { IN(SN_F_FABRIC, "rank_base"), .docs = BOTH,
+		.types = INT_OR_NULL, .doc = "this node's first rank" },
+	[SN_F_FAB_COORDINATOR] = { IN(SN_F_FABRIC, "coordinator"),
+		.docs = BOTH, .types = STR_OR_NULL,
+		.doc = "the coordinator's address and port (first node)" },
+	[SN_F_FAB_REFUSED] = { IN(SN_F_FABRIC, "refused_connections"),
+		.docs = BOTH, .types = INT_OR_NULL,
+		.doc = "connections to the coordinator that were not the step's, refused" },
 	[SN_F_TIMINGS] = { TOP("timings_ms"), .docs = BOTH,
 		.types = SN_T_OBJECT,
 		.doc = "milliseconds per phase (null: not reached)" },
@@ -169,11 +196,17 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 	[SN_F_T_CONTEXTS] = PHASE("contexts", "a context on every GPU"),
 	[SN_F_T_COMM_INIT] = PHASE("comm_init", "the NCCL communicator's set-up"),
 	[SN_F_T_ALLREDUCE] = PHASE("allreduce", "the verified all-reduce"),
+	[SN_F_T_COLLECTIVES] = { IN(SN_F_TIMINGS, "collectives"), .docs = BOTH,
+		.types = NUM_OR_NULL, .decimals = 1, .since = 3,
+		.doc = "the verified collectives after the all-reduce" },
 	[SN_F_T_BANDWIDTH] = PHASE("bandwidth", "the timed all-reduce (bandwidth mode)"),
 	[SN_F_T_TEARDOWN] = PHASE("teardown", "destroying the communicator"),
 	[SN_F_BUSBW] = { TOP("busbw_gbps"), .docs = BOTH,
 		.types = NUM_OR_NULL, .decimals = 3,
 		.doc = "bus bandwidth of the timed all-reduce, GB/s (null: not measured)" },
+	[SN_F_BYTES] = { TOP("bytes"), .docs = BOTH, .types = INT_OR_NULL,
+		.min = 1024, .since = 3,
+		.doc = "the size of the timed all-reduce busbw_gbps was measured with, bytes (null: not measured); compare busbw only at one size" },
 	[SN_F_COLLECTIVES] = { TOP("collectives"), .docs = BOTH,
 		.types = SN_T_OBJECT | SN_T_NULL,
 		.doc = "milliseconds per verified collective (null: none ran)" },
@@ -191,10 +224,4 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 		.doc = "what was skipped, e.g. for MIG" },
 	[SN_F_SUMMARY] = { TOP("summary"), .docs = RES, .types = SN_T_STRING,
 		.doc = "the human summary line" },
-	[SN_F_T_COLLECTIVES] = { IN(SN_F_TIMINGS, "collectives"), .docs = RES,
-		.types = NUM_OR_NULL,
-		.doc = "the verified collectives after the all-reduce" },
-	[SN_F_FABRIC] = { TOP("fabric"), .docs = RES,
-		.types = SN_T_OBJECT | SN_T_NULL,
-		.doc = "fabric mode: the step's communicator and the node at fault" },
 };

@@ -25,7 +25,7 @@
  * not know.  Records without "schema" are revision 1 (before "schema"
  * and "producer").
  */
-#define SN_RECORD_SCHEMA 2
+#define SN_RECORD_SCHEMA 3
 /* "producer": what wrote the record (configure's AC_INIT). */
 #define SN_RECORD_PRODUCER PACKAGE_NAME " " PACKAGE_VERSION
 
@@ -100,13 +100,16 @@ enum sn_field {
 	SN_F_TS,
 	SN_F_SOURCE,
 	SN_F_NODE,
+	SN_F_CLUSTER,
 	SN_F_JOB,
 	SN_F_STEP,
+	SN_F_STEP_KIND,
 	SN_F_USER,
 	SN_F_UID,
 	SN_F_MODE,
 	SN_F_VERDICT,
 	SN_F_CLASS,
+	SN_F_FAULT,
 	SN_F_EXIT_CODE,
 	SN_F_SIGNAL,
 	SN_F_POLICY,
@@ -129,15 +132,24 @@ enum sn_field {
 	SN_F_NCCL_SOURCE,
 	SN_F_TRANSPORT,
 	SN_F_BLAME_NODE,
+	SN_F_FABRIC,
+	SN_F_FAB_NODES,		/* the fabric object's, in its order */
+	SN_F_FAB_NODE_INDEX,
+	SN_F_FAB_RANKS,
+	SN_F_FAB_RANK_BASE,
+	SN_F_FAB_COORDINATOR,
+	SN_F_FAB_REFUSED,
 	SN_F_TIMINGS,
 	SN_F_T_TOTAL,
 	SN_F_T_CUDA_INIT,	/* the phases, in warmup_result.h's order */
 	SN_F_T_CONTEXTS,
 	SN_F_T_COMM_INIT,
 	SN_F_T_ALLREDUCE,
+	SN_F_T_COLLECTIVES,
 	SN_F_T_BANDWIDTH,
 	SN_F_T_TEARDOWN,
 	SN_F_BUSBW,
+	SN_F_BYTES,
 	SN_F_COLLECTIVES,
 	SN_F_C_ALLREDUCE,	/* the collectives, in warmup_result.h's order */
 	SN_F_C_BROADCAST,
@@ -149,8 +161,6 @@ enum sn_field {
 	SN_F_STATUS,
 	SN_F_NOTE,
 	SN_F_SUMMARY,
-	SN_F_T_COLLECTIVES,
-	SN_F_FABRIC,
 	SN_F_COUNT
 };
 

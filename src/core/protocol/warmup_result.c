@@ -59,6 +59,8 @@ enum seen_bit {
 	SEEN_TRANSPORT = 1 << 23,
 	SEEN_FABRIC = 1 << 24,
 	SEEN_BLAME_NODE = 1 << 25,
+	SEEN_FAULT = 1 << 26,
+	SEEN_BYTES = 1 << 27,
 };
 
 _Static_assert(SN_F_T_TEARDOWN - SN_F_T_CUDA_INIT + 1 == SN_RESULT_PHASES,
@@ -213,12 +215,33 @@ static int collective_member(struct sn_json_reader *r, const char *key, int dept
 	return read_opt_number(r, &t->out->collective_ms[i], key);
 }
 
-/* "fabric": {...}: only "blame_node" is read, the rest is the helper's. */
+/* An integer >= 0 or null (-1). */
+static int read_opt_int(struct sn_json_reader *r, long *out, const char *key)
+{
+	if (sn_json_peek(r) == 'n') {
+		*out = -1;
+		return sn_json_literal(r, "null");
+	}
+	return sn_json_int(r, 0, 1L << 30, out, key);
+}
+
+/* "fabric": {...}: what the record keeps of it. */
 static int fabric_member(struct sn_json_reader *r, const char *key, int depth,
 			 void *ctx)
 {
 	struct top_ctx *t = ctx;
+	struct sn_result_fabric *fab = &t->out->fabric;
+	long *ints[] = { &fab->nodes, &fab->node_index, &fab->ranks,
+			 &fab->rank_base };
 
+	for (int i = 0; i < 4; i++)
+		if (is(key, (enum sn_field)(SN_F_FAB_NODES + i)))
+			return read_opt_int(r, ints[i], key);
+	if (is(key, SN_F_FAB_REFUSED))
+		return read_opt_int(r, &fab->refused, key);
+	if (is(key, SN_F_FAB_COORDINATOR))
+		return sn_json_string_or_null(r, fab->coordinator,
+					   sizeof(fab->coordinator), key);
 	if (is(key, SN_F_BLAME_NODE))
 		return once(r, &t->seen, SEEN_BLAME_NODE, key) ||
 		       sn_json_string_or_null(r, t->out->blame_node,
@@ -243,6 +266,7 @@ static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		S(SN_F_NCCL_SOURCE, SEEN_NCCL_SOURCE, nccl_source),
 		S(SN_F_FAILED_OP, SEEN_FAILED_OP, failed_op),
 		S(SN_F_TRANSPORT, SEEN_TRANSPORT, transport),
+		S(SN_F_FAULT, SEEN_FAULT, fault),
 #undef S
 	};
 
@@ -279,6 +303,17 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 		    sn_json_int(r, 0, 255, &v, key))
 			return -1;
 		out->exit_code = (int)v;
+		return 0;
+	}
+	if (is(key, SN_F_BYTES)) {
+		if (once(r, &t->seen, SEEN_BYTES, key))
+			return -1;
+		if (sn_json_peek(r) == 'n')
+			return sn_json_literal(r, "null");
+		if (sn_json_int(r, SN_WARMUP_BYTES_MIN, SN_WARMUP_BYTES_MAX,
+				&v, key))
+			return -1;
+		out->bytes = v;
 		return 0;
 	}
 	if (is(key, SN_F_STATUS))
@@ -322,6 +357,7 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 			return -1;
 		if (sn_json_peek(r) == 'n')
 			return sn_json_literal(r, "null");
+		out->fabric.present = true;
 		return sn_json_object(r, depth + 1, fabric_member, t);
 	}
 	if (is(key, SN_F_CUDA_DRIVER_VERSION)) {
@@ -343,6 +379,10 @@ static void unknown_optional(struct sn_warmup_result *out)
 	for (int i = 0; i < SN_RESULT_COLLECTIVES; i++)
 		out->collective_ms[i] = -1;
 	out->cuda_driver_version = -1;
+	out->bytes = -1;
+	out->fabric.nodes = out->fabric.node_index = -1;
+	out->fabric.ranks = out->fabric.rank_base = -1;
+	out->fabric.refused = -1;
 }
 
 int sn_warmup_result_parse(const char *text, size_t len,

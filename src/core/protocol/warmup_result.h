@@ -18,7 +18,7 @@
 #define SN_RESULT_MAX_GPUS 64
 #define SN_RESULT_MAX_BYTES 65536
 /* timings_ms keys other than "total", and "collectives" keys. */
-#define SN_RESULT_PHASES 6
+#define SN_RESULT_PHASES 7
 #define SN_RESULT_COLLECTIVES 5
 
 struct sn_warmup_result {
@@ -37,6 +37,7 @@ struct sn_warmup_result {
 		double nccl_mem_mib;	/* "nccl_mem_mib", < 0 if absent/null */
 	} gpus[SN_RESULT_MAX_GPUS];
 	double busbw_gbps;		/* bandwidth mode, else 0 */
+	long long bytes;		/* "bytes": its all-reduce size; < 0 absent */
 	double total_ms;
 	/*
 	 * Optional keys (schema version 1 readers ignore unknown keys; these
@@ -51,12 +52,20 @@ struct sn_warmup_result {
 	char transport[64];
 	double collective_ms[SN_RESULT_COLLECTIVES];	/* collectives.<op> */
 	char failed_op[32];
+	/* "fault": node, job or environment (fault.h); "" when absent. */
+	char fault[16];
 	/*
 	 * Mode fabric: "fabric": {..., "blame_node": "n2" or null}, the node
 	 * the helper found at fault ("" when none or another mode).  Only
 	 * recorded: the plugin's verdict is the exit code.
 	 */
 	char blame_node[256];
+	/* "fabric": the rest of it, for the record (< 0 / "": null). */
+	struct sn_result_fabric {
+		bool present;
+		long nodes, node_index, ranks, rank_base, refused;
+		char coordinator[64];
+	} fabric;
 };
 
 /* The keys of phase_ms[I] (in timings_ms) and collective_ms[I]. */
