@@ -172,6 +172,9 @@ static int parse_health(const char *v, struct wu_options *o, char *err,
 	if (sn_health_policy_parse(v, &o->health, &why) == 0)
 		return 0;
 	snprintf(err, len, "invalid --%s: %s", SN_HELPER_OPT_HEALTH, why.msg);
+	return -1;
+}
+
 static int parse_container_pid(const char *v, struct wu_options *o,
 			       char *err, size_t len)
 {
