@@ -41,6 +41,10 @@ packages=(
 	prometheus-node-exporter prometheus curl libxml2-utils python3-matplotlib
 	# Slurm 24.11 and 26.05 in Debian roots (tests/cluster/release.sh)
 	debootstrap
+	# real pyxis + enroot built from ../shared/third_party
+	# (tests/cluster/containers.sh, containers*.bats): enroot's build and
+	# runtime needs, mksquashfs for the offline test images
+	libcap2-bin libmd-dev squashfs-tools parallel gawk
 )
 
 # Inside a Slurm release root (tests/cluster/release.sh) everything was

@@ -135,7 +135,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32];
-	char *argv[40];
+	char health[SN_HEALTH_SPEC_MAX], busy_mib[24];
+	char *argv[44];
 	int argc = 0;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -171,6 +172,14 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	if (cfg->warmup_nccl[0]) {
 		argv[argc++] = "--" SN_HELPER_OPT_NCCL_DEFAULT;
 		argv[argc++] = (char *)cfg->warmup_nccl;
+	}
+	if (cfg->health_given) {
+		sn_health_policy_format(&cfg->health, health, sizeof(health));
+		snprintf(busy_mib, sizeof(busy_mib), "%llu",
+			 cfg->health.busy_mib);
+		add_opt(argv, &argc, "--" SN_HELPER_OPT_HEALTH, health);
+		add_opt(argv, &argc, "--" SN_HELPER_OPT_HEALTH_BUSY_MIB,
+			busy_mib);
 	}
 	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
 		argv[argc++] = "--" SN_HELPER_OPT_BYTES;
@@ -385,7 +394,11 @@ failed:
 	if (record_warmup(p, ids, run, ok, message) < 0)
 		rc = -1;
 	if (ok) {
-		if (rc == 0 && p->warmup_req.verbose)
+		/* A health check at warn: said to the user, step runs. */
+		if (rc == 0 && run->have_result &&
+		    strstr(run->result.summary, SN_SUMMARY_WARNING))
+			sn_log_user("%s", run->result.summary);
+		else if (rc == 0 && p->warmup_req.verbose)
 			sn_log_user("%s", run->have_result &&
 				    run->result.summary[0] ?
 				    run->result.summary : "warmup ok");

@@ -119,13 +119,17 @@ int wu_bandwidth(struct wu_run *run, struct wu_comm *c)
 	algbw = (double)bytes / seconds / 1e9;
 	busbw = algbw * 2.0 * (c->nranks - 1) / c->nranks;
 	pthread_mutex_lock(&run->lock);
-	run->busbw_measured = true;
+	/* One rank moves nothing between GPUs: not measured, not 0. */
+	run->busbw_measured = c->nranks > 1;
 	run->busbw_gbps = busbw;
 	pthread_mutex_unlock(&run->lock);
 	wu_phase_end(run);
 
-	if (c->nranks == 1) {
-		wu_note(run, "1 GPU: bus bandwidth is 0 by definition, floor not applied");
+	if (c->nranks == 1 && run->opt.min_busbw_gbps > 0) {
+		wu_note(run, "1 GPU" SN_SUMMARY_WARNING "bus bandwidth floor of %g GB/s not measurable with one rank (not met, not failed)",
+			run->opt.min_busbw_gbps);
+	} else if (c->nranks == 1) {
+		wu_note(run, "1 GPU: bus bandwidth not measurable with one rank");
 	} else if (run->opt.min_busbw_gbps > 0 &&
 		   busbw < run->opt.min_busbw_gbps) {
 		/* Across nodes the slowest link sets everyone's busbw. */

@@ -25,6 +25,8 @@ void wu_cli_usage(void)
 	      "                   [--fabric-ports LO-HI] [--fabric-root ADDR]\n"
 	      "                   [--fabric-transport any|no-socket]\n"
 	      "                   [--munge-socket PATH]\n"
+	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
+	      "                   [--container-pid PID [--container-image NAME]]\n"
 	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
@@ -66,9 +68,24 @@ void wu_cli_usage(void)
 	      "  --munge-socket PATH\n"
 	      "                     munged's socket, which authenticates the step's\n"
 	      "                     nodes to each other (default: libmunge's)\n"
+	      "  --health POLICY    the GPU health checks (NVML): fail, warn or off,\n"
+	      "                     and/or CHECK:LEVEL items, e.g. warn,busy:fail\n"
+	      "                     (checks: busy row_remap retired_pages ecc\n"
+	      "                     persistence compute_mode pcie nvlink clocks)\n"
+	      "  --health-busy-mib MIB\n"
+	      "                     memory other processes may hold on a GPU before\n"
+	      "                     the busy check counts it (default %llu)\n"
+	      "  --container-pid PID\n"
+	      "                     warm the NCCL of the container process PID\n"
+	      "                     runs in (its LD_LIBRARY_PATH, ld.so.conf, library\n"
+	      "                     directories, Python's nvidia-nccl-cu* wheel), with\n"
+	      "                     its NCCL_* variables, from the host side\n"
+	      "  --container-image NAME\n"
+	      "                     that container's image, for messages\n"
 	      "  --limits           print the limits above and how a supervisor\n"
 	      "                     bounds this program, KEY=VALUE lines\n",
-	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S);
+	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
+	      SN_HEALTH_BUSY_MIB_DEFAULT);
 }
 
 /*
@@ -147,6 +164,33 @@ static int parse_nccl_path(const char *name, const char *v, char *out,
 	return -1;
 }
 
+static int parse_health(const char *v, struct wu_options *o, char *err,
+			size_t len)
+{
+	struct sn_error why;
+
+	if (sn_health_policy_parse(v, &o->health, &why) == 0)
+		return 0;
+	snprintf(err, len, "invalid --%s: %s", SN_HELPER_OPT_HEALTH, why.msg);
+	return -1;
+}
+
+static int parse_container_pid(const char *v, struct wu_options *o,
+			       char *err, size_t len)
+{
+	char *end;
+	long pid = strtol(v, &end, 10);
+
+	if (end != v && !*end && pid > 0 && pid <= 4194304) {
+		o->container_pid = (pid_t)pid;
+		return 0;
+	}
+	snprintf(err, len,
+		 "invalid --container-pid '%.40s': give the process ID of a process in the container (e.g. a task's $$)",
+		 v);
+	return -1;
+}
+
 /* One option's value; -1 with ERR set when it is not valid. */
 static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		       char *err, size_t len)
@@ -211,6 +255,28 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		}
 		snprintf(o->munge_socket, sizeof(o->munge_socket), "%s", v);
 		return 0;
+	case 'H':
+		return parse_health(v, o, err, len);
+	case 'B':
+		rc = sn_health_parse_busy_mib(v, &o->health.busy_mib);
+		if (rc < 0)
+			snprintf(err, len,
+				 "invalid --%s '%.40s': give whole MiB from 0 to %llu",
+				 SN_HELPER_OPT_HEALTH_BUSY_MIB, v,
+				 SN_HEALTH_BUSY_MIB_MAX);
+		return rc;
+	case 'p':
+		return parse_container_pid(v, o, err, len);
+	case 'i':
+		if (!v[0] || strlen(v) >= sizeof(o->container_image)) {
+			snprintf(err, len,
+				 "invalid --container-image '%.80s': give the image's name (at most %zu characters)",
+				 v, sizeof(o->container_image) - 1);
+			return -1;
+		}
+		snprintf(o->container_image, sizeof(o->container_image), "%s",
+			 v);
+		return 0;
 	case 'N':
 		return parse_nccl_path(SN_HELPER_OPT_NCCL, v, o->nccl_user,
 				       sizeof(o->nccl_user), err, len);
@@ -240,6 +306,10 @@ static const struct option long_opts[] = {
 	{ "fabric-root", required_argument, NULL, 'R' },
 	{ SN_HELPER_OPT_FABRIC_TRANSPORT, required_argument, NULL, 'T' },
 	{ SN_HELPER_OPT_MUNGE_SOCKET, required_argument, NULL, 'M' },
+	{ SN_HELPER_OPT_HEALTH, required_argument, NULL, 'H' },
+	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
+	{ "container-pid", required_argument, NULL, 'p' },
+	{ "container-image", required_argument, NULL, 'i' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -261,6 +331,7 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	opt->bytes = SN_WARMUP_BYTES_DEFAULT;
 	opt->teardown_exit = SN_WARMUP_TEARDOWN_EXIT_DEFAULT;
 	wu_step_defaults(&opt->step);
+	sn_health_policy_defaults(&opt->health);
 	err[0] = '\0';
 
 	/* Our own messages (opterr = 0), in the usage-error line. */
@@ -305,6 +376,11 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	}
 	if (wu_step_check(&opt->step, err, err_len) < 0)
 		return WU_CLI_USAGE;
+	if (opt->container_image[0] && !opt->container_pid) {
+		snprintf(err, err_len,
+			 "--container-image names the image of --container-pid: give both");
+		return WU_CLI_USAGE;
+	}
 	/* Every node must agree on the step: spank_nccl.so passes it all. */
 	if (opt->mode == SN_WARMUP_MODE_FABRIC &&
 	    (!opt->step.has_job || !opt->step.has_nodes)) {

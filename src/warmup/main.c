@@ -46,10 +46,18 @@ static int run_all(struct wu_run *run)
 	code = wu_gpus_check_duplicates(run);
 	if (code)
 		return code;
+	/* Before any context: another process's memory is named here, not
+	 * met as an out-of-memory in cuDevicePrimaryCtxRetain. */
+	code = wu_health_check(run);
+	if (code)
+		return code;
 	/* Check mode too: every result names the NCCL the job would get.
 	 * Loading it runs nothing of NCCL but its ncclGetVersion. */
 	code = wu_nccl_load(run, &nccl);
 	if (code || run->opt.mode == SN_WARMUP_MODE_CHECK)
+		return code;
+	code = wu_one_gpu_check(run);
+	if (code)
 		return code;
 	/*
 	 * The driver enumerates one MIG instance per process, so several MIG

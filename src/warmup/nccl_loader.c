@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "nccl_loader.h"
 
 #define WU_LIBNCCL "libnccl.so.2"
@@ -52,6 +53,7 @@ const char *wu_nccl_source_name(enum wu_nccl_source src)
 	case WU_NCCL_LD_LIBRARY_PATH: return "ld_library_path";
 	case WU_NCCL_ADMIN: return "admin";
 	case WU_NCCL_SYSTEM: return "system";
+	case WU_NCCL_CONTAINER: return "container";
 	case WU_NCCL_NONE: break;
 	}
 	return NULL;
@@ -99,6 +101,8 @@ static int resolve(struct wu_run *run, struct wu_nccl *nc, void *handle,
 	}
 	if (probe && ((ncclResult_t (*)(int *))probe)(&v) == ncclSuccess)
 		version_text(v, version, sizeof(version));
+	if (src == WU_NCCL_CONTAINER)
+		wu_container_path(run, path);
 	pthread_mutex_lock(&run->lock);
 	snprintf(run->nccl_path, sizeof(run->nccl_path), "%s", path);
 	snprintf(run->nccl_version, sizeof(run->nccl_version), "%s", version);
@@ -170,13 +174,23 @@ int wu_nccl_load(struct wu_run *run, struct wu_nccl *nc)
 	const struct wu_options *opt = &run->opt;
 	const char *ldpath = getenv("LD_LIBRARY_PATH");
 	const char *preload = getenv("LD_PRELOAD");
-	char file[PATH_MAX + 32];
+	char file[PATH_MAX + 32], how[320];
 	void *probe, *h;
 	Dl_info info;
 	const char *why;
 
 	memset(nc, 0, sizeof(*nc));
 	wu_doing(run, "loading NCCL");
+	/* 0. A container's: what its tasks load, whatever the host has. */
+	if (opt->container_pid > 0) {
+		int code = wu_container_find_nccl(run, file, sizeof(file));
+
+		if (code || !file[0])
+			return code;
+		snprintf(how, sizeof(how), "the container image %s",
+			 wu_container_image(run));
+		return open_named(run, nc, file, WU_NCCL_CONTAINER, how);
+	}
 	/* 1. Preloaded: already mapped, so its symbols are global. */
 	probe = dlsym(RTLD_DEFAULT, "ncclGetVersion");
 	if (probe && dladdr(probe, &info) && info.dli_fname) {
@@ -201,6 +215,12 @@ int wu_nccl_load(struct wu_run *run, struct wu_nccl *nc)
 	if (h)
 		return resolve(run, nc, h, WU_NCCL_SYSTEM);
 	why = dlerror();
+	/* Check mode checks the GPUs: a node whose jobs bring their own
+	 * NCCL (a container image) passes, and says so. */
+	if (opt->mode == SN_WARMUP_MODE_CHECK) {
+		wu_note(run, "no NCCL on the node");
+		return SN_WARMUP_OK;
+	}
 	return wu_fail(run, SN_WARMUP_NCCL_ERROR,
 		       "no NCCL found: looked in LD_PRELOAD (%s), the step's nccl= (not given), LD_LIBRARY_PATH (%s), warmup_nccl= in plugstack.conf (not set) and the system's library path (%s); point the step at the job's NCCL with --nccl-warmup=...,nccl=/path/to/libnccl.so.2 or put its directory in LD_LIBRARY_PATH",
 		       preload && *preload ? "no libnccl in it" : "unset",

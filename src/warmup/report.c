@@ -13,21 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report_out.h"
+#include "container.h"
 #include "fault.h"
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64
 
-struct out {
-	char *buf;
-	size_t len;
-	size_t cap;
-};
-
-static void add(struct out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void add(struct out *o, const char *fmt, ...)
+void wu_out_add(struct wu_out *o, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -44,12 +37,12 @@ static void add(struct out *o, const char *fmt, ...)
 		o->len = o->cap - 1;
 }
 
-static void add_json_string(struct out *o, const char *s)
+static void add_json_string(struct wu_out *o, const char *s)
 {
 	char esc[6 * WU_MESSAGE_MAX + 1];
 
 	sn_json_escape(esc, sizeof(esc), s);
-	add(o, "\"%s\"", esc);
+	wu_out_add(o, "\"%s\"", esc);
 }
 
 /* timings_ms's key of each phase. */
@@ -93,156 +86,162 @@ static void human_bytes(unsigned long long b, char *out, size_t len)
 static void build_summary(const struct wu_run *s, int code, double now,
 			  char *summary, size_t len)
 {
-	struct out o = { summary, 0, len };
+	struct wu_out o = { summary, 0, len };
 	char gpus[512] = "";
-	struct out g = { gpus, 0, sizeof(gpus) };
+	struct wu_out g = { gpus, 0, sizeof(gpus) };
 	double ms;
 
 	if (code == SN_WARMUP_USAGE) {
-		add(&o, "nccl-warmup usage error on %s: %s", s->opt.node,
+		wu_out_add(&o, "nccl-warmup usage error on %s: %s", s->opt.node,
 		    s->message);
 		return;
 	}
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		if (g.len + strlen(s->gpus[i].busid) + 6 >= g.cap) {
-			add(&g, " ...");
+			wu_out_add(&g, " ...");
 			break;
 		}
-		add(&g, "%s%s", i ? " " : "", s->gpus[i].busid);
+		wu_out_add(&g, "%s%s", i ? " " : "", s->gpus[i].busid);
 	}
 	if (code == SN_WARMUP_OK)
-		add(&o, "warmup ok on %s: ", s->opt.node);
+		wu_out_add(&o, "warmup ok on %s: ", s->opt.node);
 	else
-		add(&o, "warmup FAILED on %s: %s; ", s->opt.node, s->message);
+		wu_out_add(&o, "warmup FAILED on %s: %s; ", s->opt.node, s->message);
 	if (s->n_gpus)
-		add(&o, "%zu GPU%s [%s]", s->n_gpus, s->n_gpus == 1 ? "" : "s",
+		wu_out_add(&o, "%zu GPU%s [%s]", s->n_gpus, s->n_gpus == 1 ? "" : "s",
 		    gpus);
 	else
-		add(&o, "no GPUs");
+		wu_out_add(&o, "no GPUs");
 	if (s->driver_version[0])
-		add(&o, ", driver %s", s->driver_version);
+		wu_out_add(&o, ", driver %s", s->driver_version);
 	if (s->cuda_driver_version > 0)
-		add(&o, "%sCUDA %d.%d%s", s->driver_version[0] ? " (" : ", driver ",
+		wu_out_add(&o, "%sCUDA %d.%d%s", s->driver_version[0] ? " (" : ", driver ",
 		    s->cuda_driver_version / 1000,
 		    (s->cuda_driver_version % 1000) / 10,
 		    s->driver_version[0] ? ")" : "");
-	if (s->nccl_source != WU_NCCL_NONE)
-		add(&o, ", NCCL %s from %s (%s)",
+	if (s->nccl_source == WU_NCCL_CONTAINER)
+		wu_out_add(&o, ", NCCL %s from %s (container image %s)",
+		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
+		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
+		    wu_container_image(s));
+	else if (s->nccl_source != WU_NCCL_NONE)
+		wu_out_add(&o, ", NCCL %s from %s (%s)",
 		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
 		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
 		    wu_nccl_source_name(s->nccl_source));
-	add(&o, ", %s mode", sn_warmup_mode_name(s->opt.mode));
+	wu_out_add(&o, ", %s mode", sn_warmup_mode_name(s->opt.mode));
 	if (s->mem_measured) {
-		add(&o, ", NCCL memory");
+		wu_out_add(&o, ", NCCL memory");
 		for (size_t i = 0; i < s->n_gpus; i++)
-			add(&o, "%s%lld", i ? "/" : " ", s->nccl_mem_mib[i]);
-		add(&o, " MiB");
+			wu_out_add(&o, "%s%lld", i ? "/" : " ", s->nccl_mem_mib[i]);
+		wu_out_add(&o, " MiB");
 	}
 	if (s->fabric.active && s->fabric.nranks)
-		add(&o, ", ranks %d-%d of %d over %u node%s",
+		wu_out_add(&o, ", ranks %d-%d of %d over %u node%s",
 		    s->fabric.rank_base,
 		    s->fabric.rank_base + (int)s->n_gpus - 1,
 		    s->fabric.nranks, s->opt.step.nodes,
 		    s->opt.step.nodes == 1 ? "" : "s");
 	if (s->transport[0])
-		add(&o, ", network %s", s->transport);
+		wu_out_add(&o, ", network %s", s->transport);
 	if (s->note[0])
-		add(&o, ", %s", s->note);
+		wu_out_add(&o, ", %s", s->note);
+	wu_report_health_summary(s, &o);
 	if (s->busbw_measured) {
 		char size[32];
 
 		human_bytes(s->opt.bytes, size, sizeof(size));
-		add(&o, ", busbw %.1f GB/s (%s all-reduce)", s->busbw_gbps,
+		wu_out_add(&o, ", busbw %.1f GB/s (%s all-reduce)", s->busbw_gbps,
 		    size);
 	}
 	for (int p = 0; p < WU_PHASE_COUNT; p++)
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
-			add(&o, ", %s %.0f ms", phase_label[p], ms);
-	add(&o, ", total %.2f s", (now - s->t_start_ms) / 1e3);
+			wu_out_add(&o, ", %s %.0f ms", phase_label[p], ms);
+	wu_out_add(&o, ", total %.2f s", (now - s->t_start_ms) / 1e3);
 }
 
-static void add_json_or_null(struct out *o, const char *s)
+void wu_out_json_or_null(struct wu_out *o, const char *s)
 {
 	if (s && s[0])
 		add_json_string(o, s);
 	else
-		add(o, "null");
+		wu_out_add(o, "null");
 }
 
 /* SEP"KEY": with the schema table's key of F. */
-static void add_key(struct out *o, const char *sep, enum sn_field f)
+static void add_key(struct wu_out *o, const char *sep, enum sn_field f)
 {
-	add(o, "%s\"%s\":", sep, sn_field_key(f));
+	wu_out_add(o, "%s\"%s\":", sep, sn_field_key(f));
 }
 
 /* The keys issue-14 added to schema version 1 (readers ignore unknown
  * keys; every one is null when not known). */
-static void build_json_libraries(const struct wu_run *s, struct out *o)
+static void build_json_libraries(const struct wu_run *s, struct wu_out *o)
 {
 	add_key(o, ",", SN_F_DRIVER_VERSION);
-	add_json_or_null(o, s->driver_version);
+	wu_out_json_or_null(o, s->driver_version);
 	add_key(o, ",", SN_F_CUDA_DRIVER_VERSION);
 	if (s->cuda_driver_version > 0)
-		add(o, "%d", s->cuda_driver_version);
+		wu_out_add(o, "%d", s->cuda_driver_version);
 	else
-		add(o, "null");
+		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_NCCL_PATH);
-	add_json_or_null(o, s->nccl_path);
+	wu_out_json_or_null(o, s->nccl_path);
 	add_key(o, ",", SN_F_NCCL_SOURCE);
-	add_json_or_null(o, wu_nccl_source_name(s->nccl_source));
+	wu_out_json_or_null(o, wu_nccl_source_name(s->nccl_source));
 	add_key(o, ",", SN_F_COLLECTIVES);
-	add(o, "{");
+	wu_out_add(o, "{");
 	for (int op = 0, first = 1; op < WU_COLL_COUNT; op++) {
 		if (!s->coll_done[op])
 			continue;
-		add(o, "%s\"%s\":%.1f", first ? "" : ",",
+		wu_out_add(o, "%s\"%s\":%.1f", first ? "" : ",",
 		    sn_result_collective_name(op), s->coll_ms[op]);
 		first = 0;
 	}
-	add(o, "}");
+	wu_out_add(o, "}");
 	if (s->failed_op >= 0) {
 		add_key(o, ",", SN_F_FAILED_OP);
-		add(o, "\"%s\"", wu_coll_name((enum wu_coll)s->failed_op));
+		wu_out_add(o, "\"%s\"", wu_coll_name((enum wu_coll)s->failed_op));
 	}
 }
 
 /* Mode fabric only: the step's communicator and the node at fault. */
-static void build_json_fabric(const struct wu_run *s, struct out *o)
+static void build_json_fabric(const struct wu_run *s, struct wu_out *o)
 {
 	const struct wu_fabric *f = &s->fabric;
 
 	add_key(o, ",", SN_F_FABRIC);
 	add_key(o, "{", SN_F_FAB_NODES);
-	add(o, "%u", s->opt.step.nodes);
+	wu_out_add(o, "%u", s->opt.step.nodes);
 	add_key(o, ",", SN_F_FAB_NODE_INDEX);
-	add(o, "%u", s->opt.step.node_index);
+	wu_out_add(o, "%u", s->opt.step.node_index);
 	add_key(o, ",", SN_F_FAB_RANKS);
 	if (f->nranks)
-		add(o, "%d", f->nranks);
+		wu_out_add(o, "%d", f->nranks);
 	else
-		add(o, "null");
+		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_FAB_RANK_BASE);
 	if (f->nranks)
-		add(o, "%d", f->rank_base);
+		wu_out_add(o, "%d", f->rank_base);
 	else
-		add(o, "null");
-	add(o, ",\"comm_id\":");
-	add_json_or_null(o, f->comm_id);
+		wu_out_add(o, "null");
+	wu_out_add(o, ",\"comm_id\":");
+	wu_out_json_or_null(o, f->comm_id);
 	add_key(o, ",", SN_F_FAB_COORDINATOR);
-	add_json_or_null(o, f->coordinator);
+	wu_out_json_or_null(o, f->coordinator);
 	/* Connections that were not the step's, refused unanswered. */
 	add_key(o, ",", SN_F_FAB_REFUSED);
-	add(o, "%u", f->refused);
+	wu_out_add(o, "%u", f->refused);
 	if (f->blamed)
-		add(o, ",\"blame_index\":%u", f->blame_index);
+		wu_out_add(o, ",\"blame_index\":%u", f->blame_index);
 	else
-		add(o, ",\"blame_index\":null");
+		wu_out_add(o, ",\"blame_index\":null");
 	add_key(o, ",", SN_F_BLAME_NODE);
 	if (f->blamed)
 		add_json_string(o, f->blame_node);
 	else
-		add(o, "null");
-	add(o, "}");
+		wu_out_add(o, "null");
+	wu_out_add(o, "}");
 }
 
 /* Whose fault CODE is, from what the helper knows (fault.h). */
@@ -262,7 +261,7 @@ static enum sn_fault run_fault(const struct wu_run *s, int code)
 }
 
 static void build_json(const struct wu_run *s, int code, double now,
-		       const char *summary, struct out *o)
+		       const char *summary, struct wu_out *o)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
@@ -270,17 +269,17 @@ static void build_json(const struct wu_run *s, int code, double now,
 	double ms;
 
 	add_key(o, "{", SN_F_VERSION);
-	add(o, "1");
+	wu_out_add(o, "1");
 	add_key(o, ",", SN_F_NODE);
 	add_json_string(o, s->opt.node);
 	add_key(o, ",", SN_F_MODE);
-	add(o, "\"%s\"", sn_warmup_mode_name(s->opt.mode));
+	wu_out_add(o, "\"%s\"", sn_warmup_mode_name(s->opt.mode));
 	add_key(o, ",", SN_F_STATUS);
-	add(o, "\"%s\"", sn_warmup_exit_status(code));
+	wu_out_add(o, "\"%s\"", sn_warmup_exit_status(code));
 	add_key(o, ",", SN_F_EXIT_CODE);
-	add(o, "%d", code);
+	wu_out_add(o, "%d", code);
 	add_key(o, ",", SN_F_FAULT);
-	add_json_or_null(o, sn_fault_name(run_fault(s, code)));
+	wu_out_json_or_null(o, sn_fault_name(run_fault(s, code)));
 	add_key(o, ",", SN_F_MESSAGE);
 	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
 	add_key(o, ",", SN_F_NOTE);
@@ -288,62 +287,62 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add_key(o, ",", SN_F_SUMMARY);
 	add_json_string(o, summary);
 	add_key(o, ",", SN_F_NCCL_VERSION);
-	add_json_or_null(o, s->nccl_version);
+	wu_out_json_or_null(o, s->nccl_version);
 	build_json_libraries(s, o);
-	add(o, ",\"cuda_visible_devices\":");
+	wu_out_add(o, ",\"cuda_visible_devices\":");
 	if (s->cvd_set)
 		add_json_string(o, s->cvd);
 	else
-		add(o, "null");
+		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_GPUS);
-	add(o, "[");
+	wu_out_add(o, "[");
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		add_key(o, i ? ",{" : "{", SN_F_GPU_INDEX);
-		add(o, "%d", s->gpus[i].index);
+		wu_out_add(o, "%d", s->gpus[i].index);
 		add_key(o, ",", SN_F_GPU_BUSID);
 		add_json_string(o, s->gpus[i].busid);
 		add_key(o, ",", SN_F_GPU_UUID);
 		add_json_string(o, s->gpus[i].uuid);
 		add_key(o, ",", SN_F_GPU_NAME);
 		add_json_string(o, s->gpu_names[i]);
-		add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
+		wu_out_add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
 		add_key(o, ",", SN_F_GPU_NCCL_MEM_MIB);
 		if (s->mem_measured)
-			add(o, "%lld}", s->nccl_mem_mib[i]);
+			wu_out_add(o, "%lld}", s->nccl_mem_mib[i]);
 		else
-			add(o, "null}");
+			wu_out_add(o, "null}");
 	}
-	add(o, "]");
+	wu_out_add(o, "]");
 	add_key(o, ",", SN_F_TIMINGS);
-	add(o, "{");
+	wu_out_add(o, "{");
 	for (int p = 0; p < WU_PHASE_COUNT; p++) {
 		add_key(o, "", phase_key[p]);
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
-			add(o, "%.1f,", ms);
+			wu_out_add(o, "%.1f,", ms);
 		else
-			add(o, "null,");
+			wu_out_add(o, "null,");
 	}
 	add_key(o, "", SN_F_T_TOTAL);
-	add(o, "%.1f}", now - s->t_start_ms);
+	wu_out_add(o, "%.1f}", now - s->t_start_ms);
 	add_key(o, ",", SN_F_BUSBW);
 	if (s->busbw_measured)
-		add(o, "%.3f", s->busbw_gbps);
+		wu_out_add(o, "%.3f", s->busbw_gbps);
 	else
-		add(o, "null");
+		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_BYTES);
 	if (s->busbw_measured)
-		add(o, "%llu", s->opt.bytes);
+		wu_out_add(o, "%llu", s->opt.bytes);
 	else
-		add(o, "null");
+		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_TRANSPORT);
-	add_json_or_null(o, s->transport);
+	wu_out_json_or_null(o, s->transport);
 	if (s->fabric.active)
 		build_json_fabric(s, o);
 
 	/* Lets callers prove which identity ran the GPUs (privilege drop). */
 	getresuid(&ru, &eu, &su);
 	getresgid(&rg, &eg, &sg);
-	add(o, ",\"ids\":{\"uid\":[%u,%u,%u],\"gid\":[%u,%u,%u],\"groups\":[",
+	wu_out_add(o, ",\"ids\":{\"uid\":[%u,%u,%u],\"gid\":[%u,%u,%u],\"groups\":[",
 	    (unsigned int)ru, (unsigned int)eu, (unsigned int)su,
 	    (unsigned int)rg, (unsigned int)eg, (unsigned int)sg);
 	n_groups = getgroups(0, NULL);
@@ -352,11 +351,14 @@ static void build_json(const struct wu_run *s, int code, double now,
 
 		n_groups = all ? getgroups(n_groups, all) : -1;
 		for (int i = 0; i < n_groups && i < WU_MAX_GROUPS_LISTED; i++)
-			add(o, "%s%u", i ? "," : "", (unsigned int)all[i]);
+			wu_out_add(o, "%s%u", i ? "," : "", (unsigned int)all[i]);
 		free(all);
 	}
 	/* groups_total says whether the list above is complete. */
-	add(o, "],\"groups_total\":%d}}", n_groups);
+	wu_out_add(o, "],\"groups_total\":%d}", n_groups);
+	/* Last: the longest part, after what slurmd's log line must keep. */
+	wu_report_health_json(s, o);
+	wu_out_add(o, "}");
 }
 
 void wu_report_and_exit(struct wu_run *run, int code)
@@ -388,7 +390,7 @@ void wu_report_and_exit(struct wu_run *run, int code)
 		fprintf(stderr, "spank-nccl: %s\n", summary);
 	fflush(stderr);
 	if (snap->opt.json) {
-		struct out o = { malloc(json_cap), 0, json_cap };
+		struct wu_out o = { malloc(json_cap), 0, json_cap };
 
 		if (!o.buf) {
 			fprintf(stderr, "spank-nccl: nccl-warmup: out of memory for the JSON result\n");

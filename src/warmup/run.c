@@ -56,9 +56,17 @@ void wu_note(struct wu_run *run, const char *fmt, ...)
 {
 	va_list ap;
 
+	size_t o;
+
 	pthread_mutex_lock(&run->lock);
+	/* Notes add up: "1 GPU: ...; 1 GPU WARNING: ...". */
+	o = strlen(run->note);
+	if (o && o + 2 < sizeof(run->note))
+		o += (size_t)snprintf(run->note + o, sizeof(run->note) - o,
+				      "; ");
 	va_start(ap, fmt);
-	vsnprintf(run->note, sizeof(run->note), fmt, ap);
+	if (o < sizeof(run->note))
+		vsnprintf(run->note + o, sizeof(run->note) - o, fmt, ap);
 	va_end(ap);
 	pthread_mutex_unlock(&run->lock);
 }

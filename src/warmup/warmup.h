@@ -13,11 +13,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "busid.h"
 #include "clock.h"
 #include "fabric_addr.h"
 #include "fabric_msg.h"
+#include "health.h"
 #include "json_write.h"
 #include "hostlist.h"
 #include "nccl_log.h"
@@ -58,6 +60,7 @@ enum wu_nccl_source {
 	WU_NCCL_LD_LIBRARY_PATH,
 	WU_NCCL_ADMIN,		/* --nccl-default: plugstack.conf */
 	WU_NCCL_SYSTEM,		/* the dynamic loader's own search */
+	WU_NCCL_CONTAINER,	/* --container-pid: the container's own */
 };
 
 struct wu_cu;
@@ -98,6 +101,19 @@ struct wu_options {
 	char fabric_root[64];		/* --fabric-root ADDR; "" if not given */
 	bool refuse_socket;		/* --fabric-transport no-socket */
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
+	struct sn_health_policy health;	/* --health, --health-busy-mib */
+	pid_t container_pid;		/* --container-pid; 0 if not given */
+	char container_image[256];	/* --container-image; "" if not given */
+};
+
+/* The GPU health checks' outcome (nvml.c; health.h judges). */
+struct wu_health {
+	bool ran;			/* wu_health_check ran (not all off) */
+	bool checked;			/* NVML answered */
+	char why_not[160];		/* why not checked */
+	double ms;			/* dlopen .. nvmlShutdown */
+	struct sn_gpu_health gpu[WU_MAX_GPUS];	/* by position in gpus[] */
+	struct sn_health_verdict verdict;
 };
 
 struct wu_run;
@@ -171,6 +187,7 @@ struct wu_run {
 	double busbw_gbps;
 	char transport[SN_TRANSPORT_MAX];	/* sn_nccl_transport(); "" unknown */
 	struct wu_fabric fabric;
+	struct wu_health health;
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
@@ -206,6 +223,13 @@ int wu_step_check(struct wu_step *step, char *err, size_t len);
 int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu);
 int wu_gpus_check_duplicates(struct wu_run *run);
 int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
+
+/* nvml.c: the GPU health checks, after enumeration, before contexts */
+int wu_health_check(struct wu_run *run);
+
+/* one_gpu.c: a 1-GPU node's limits, said and enforced */
+int wu_one_gpu_check(struct wu_run *run);
+bool wu_algo_breaks_collectives(const char *algo, int nccl_code);
 
 /* collectives.c */
 const char *wu_coll_name(enum wu_coll op);

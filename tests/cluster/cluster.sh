@@ -33,6 +33,11 @@
 #                       tests/cluster/release.sh creates and caches); the
 #                       commands below then run inside that chroot
 #   SN_SLURMD_PARAMETERS extra SlurmdParameters (e.g. contain_spank, 24.05+)
+#   SN_HIDE_HOST_NCCL=1 the nodes (slurmd, its steps, Prolog) see no host
+#                       NCCL: a node of a site whose jobs bring their NCCL
+#                       in a container image.  Each slurmd runs in its own
+#                       mount namespace over an ld.so.cache without the
+#                       directories holding libnccl.so*
 #   SN_INSTALLED=1      use the installed package (spank_nccl.so in Slurm's
 #                       plugin dir, LIBEXECDIR/nccl-warmup, the profile file
 #                       in /etc/slurm) instead of copies from SN_BUILD_DIR;
@@ -60,6 +65,7 @@ source "$SN_CLUSTER_LIB_DIR/release.sh"
 : "${SN_START_WAIT:=10}"
 : "${SN_SLURMD_PARAMETERS:=}"
 : "${SN_INSTALLED:=0}"
+: "${SN_HIDE_HOST_NCCL:=0}"
 : "${SN_INSTALLED_PLUGIN:=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl.so}"
 : "${SN_INSTALLED_HELPER:=/usr/libexec/nccl-warmup}"
 : "${SN_INSTALLED_PROFILES:=/etc/slurm/nccl-profiles.conf}"
@@ -212,7 +218,8 @@ sn_cluster_install_artifacts() {
 	if fake=$(sn__built_fake_dir); then
 		mkdir -p "$d/fake"
 		chmod 0755 "$d/fake"
-		for p in "$fake"/*/libcuda.so.1 "$fake"/*/libnccl.so.2; do
+		for p in "$fake"/*/libcuda.so.1 "$fake"/*/libnvidia-ml.so.1 \
+			 "$fake"/*/libnccl.so.2; do
 			[ -e "$p" ] || continue
 			sn__install_file 0755 "$p" \
 				"$d/fake/$(basename "$(dirname "$p")")/$(basename "$p")"
@@ -254,7 +261,12 @@ sn_plugstack_set() {
 	*" fabric_munge_socket="*) ;;
 	*) args="fabric_munge_socket=$SN_CLUSTER_DIR/munge/munge.socket $args" ;;
 	esac
-	printf 'required %s %s\n' "$(sn_plugin_path)" "$args" >"$conf.tmp"
+	{
+		# pyxis before spank-nccl (SN_PYXIS=1), or after on purpose.
+		[ "$SN_PYXIS_ORDER" = after ] || sn_pyxis_plugstack_line
+		printf 'required %s %s\n' "$(sn_plugin_path)" "$args"
+		[ "$SN_PYXIS_ORDER" != after ] || sn_pyxis_plugstack_line
+	} >"$conf.tmp"
 	chmod 0644 "$conf.tmp"
 	mv -f "$conf.tmp" "$conf"
 }
@@ -342,8 +354,16 @@ sn__start_munge() {
 source "$SN_CLUSTER_LIB_DIR/netns.sh"
 
 
+# SN_HIDE_HOST_NCCL, pyxis and enroot.
+# shellcheck source=containers.sh
+source "$SN_CLUSTER_LIB_DIR/containers.sh"
+
 sn__start_slurmd() {
-	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns
+	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns hide
+	hide=$(sn__hide_nccl_cmd)
+	if [ "$SN_HIDE_HOST_NCCL" = 1 ]; then
+		sn__nonccl_cache || return 1
+	fi
 	if sn_cluster_uses_netns; then
 		ns=$(sn__netns_name "$i")
 		# The node gets its own network and hostname; everything else
@@ -361,14 +381,21 @@ sn__start_slurmd() {
 		nsenter --net="/run/netns/$ns" \
 			bash "$SN_CLUSTER_LIB_DIR/lowns.sh" --uts --mount \
 			--propagation slave -- \
-			sh -c "mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+			sh -c "${hide}mount --bind '$d/etc/hosts' /etc/hosts && hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	else
 		# Own hostname even on loopback: on real clusters the host
 		# name is the node name, and slurmstepd (and so the plugin's
 		# gethostname()) inherits it.
-		unshare --uts \
-			sh -c "hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
+		# SN_HIDE_HOST_NCCL=1: also a mount namespace (the loader's
+		# cache without NCCL), a slave of the host's.
+		if [ -n "$hide" ]; then
+			set -- --mount --propagation slave
+		else
+			set --
+		fi
+		unshare --uts "$@" \
+			sh -c "${hide}hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1
 	fi
 }
@@ -425,6 +452,7 @@ sn__cluster_start() {
 	chmod 1777 "$d/tmp"
 	sn_cluster_ensure_user || { sn__die "cannot create $SN_USER"; return 1; }
 	sn_cluster_install_artifacts || return 1
+	sn_pyxis_setup || return 1
 	sn__write_slurm_conf
 	sn_plugstack_reset
 	sn__start_munge || return 1

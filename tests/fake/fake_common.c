@@ -100,3 +100,19 @@ void fake_hang(void)
 	for (;;)
 		pause();
 }
+
+/* Item I of comma list LIST into OUT (LEN bytes); false if absent. */
+bool fake_list_item(const char *list, int i, char *out, size_t len)
+{
+	const char *p = list;
+
+	for (; p && i > 0; i--) {
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return false;
+	snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
+	return true;
+}

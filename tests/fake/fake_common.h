@@ -16,6 +16,9 @@ FAKE_HIDDEN bool fake_env_has(const char *name, const char *word);
 /* True if env var NAME is a comma list containing this host's name
  * (gethostname): per-node faults in a multi-node test cluster. */
 FAKE_HIDDEN bool fake_host_listed(const char *name);
+/* Item I of comma list LIST into OUT (LEN bytes); false if absent. */
+FAKE_HIDDEN bool fake_list_item(const char *list, int i, char *out,
+				 size_t len);
 /* Env var NAME as a non-negative number, else DEF. */
 FAKE_HIDDEN double fake_env_num(const char *name, double def);
 /* Appends "lib=LIB pid=... uid=r/e/s gid=r/e/s" to the file in LOGVAR. */

@@ -112,22 +112,6 @@ static void format_uuid(const unsigned char b[16], bool mig, char *out)
 	}
 }
 
-/* Item I of comma list LIST into OUT (LEN bytes); false if absent. */
-static bool list_item(const char *list, int i, char *out, size_t len)
-{
-	const char *p = list;
-
-	for (; p && i > 0; i--) {
-		p = strchr(p, ',');
-		if (p)
-			p++;
-	}
-	if (!p)
-		return false;
-	snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
-	return true;
-}
-
 static int find_visible(const char *entry)
 {
 	char *end;
@@ -157,12 +141,12 @@ static void fake_setup(void)
 	fake.total = (size_t)fake_env_num("FAKE_CUDA_MEM_MIB", 143771) << 20;
 	if (!busids || !*busids)
 		busids = "0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0";
-	for (int i = 0; i < MAX_DEV && list_item(busids, i, item,
+	for (int i = 0; i < MAX_DEV && fake_list_item(busids, i, item,
 						   sizeof(item)); i++) {
 		struct fake_dev *d = &fake.phys[i];
 
 		snprintf(d->busid, sizeof(d->busid), "%.31s", item);
-		if (!uuids || !list_item(uuids, i, item, sizeof(item)) ||
+		if (!uuids || !fake_list_item(uuids, i, item, sizeof(item)) ||
 		    !parse_uuid(item, d->uuid)) {
 			/* Distinct default UUIDs: fa4e0000-...-<index>. */
 			memset(d->uuid, 0, sizeof(d->uuid));
@@ -183,7 +167,7 @@ static void fake_setup(void)
 			fake.vis[fake.n_vis++] = i;
 	} else {
 		for (int i = 0; *cvd && fake.n_vis < MAX_DEV &&
-				list_item(cvd, i, item, sizeof(item)); i++) {
+				fake_list_item(cvd, i, item, sizeof(item)); i++) {
 			int phys = find_visible(item);
 			bool seen = false;
 

@@ -97,12 +97,17 @@ phase() {
 
 passed=0
 failed=0
+not_applicable=0
 results=()
 
+# record PASS|FAIL|N/A NAME [WHY]: N/A is a case the node's shape cannot
+# run ("not applicable: needs 2 GPUs"), never a failure.
 record() {
 	local verdict=$1 name=$2 why=${3:-}
 	if [ "$verdict" = PASS ]; then
 		passed=$((passed + 1))
+	elif [ "$verdict" = N/A ]; then
+		not_applicable=$((not_applicable + 1))
 	else
 		failed=$((failed + 1))
 	fi
@@ -117,8 +122,15 @@ die_setup() {
 }
 
 # A test body calls want/want_not; the first unmet expectation is the
-# test's reason, all are logged.
+# test's reason, all are logged.  needs_gpus N: the case is not
+# applicable on a node with fewer GPUs (the body returns when it fails).
 t_problems=()
+t_na=
+needs_gpus() {
+	[ "$gpu_count" -ge "$1" ] && return 0
+	t_na="not applicable: needs $1 GPUs (the node has $gpu_count)"
+	return 1
+}
 want() {
 	local what=$1
 	shift
@@ -139,8 +151,11 @@ run_test() {
 	echo
 	echo "---- test $name ($(elapsed) s)"
 	t_problems=()
+	t_na=
 	"$fn"
-	if [ ${#t_problems[@]} -eq 0 ]; then
+	if [ -n "$t_na" ] && [ ${#t_problems[@]} -eq 0 ]; then
+		record N/A "$name" "$t_na"
+	elif [ ${#t_problems[@]} -eq 0 ]; then
 		record PASS "$name"
 	else
 		record FAIL "$name" "$(printf '%s; ' "${t_problems[@]}" | sed 's/; $//')"
@@ -167,10 +182,10 @@ finish() {
 		echo "spank-nccl GPU tests on $(hostname) ($(date -u +%FT%TZ)), $(elapsed) s"
 		[ -f "$work/node-brief.txt" ] && cat "$work/node-brief.txt"
 		printf '%s\n' "${results[@]}"
-		echo "$passed passed, $failed failed"
+		echo "$passed passed, $failed failed, $not_applicable not applicable"
 	} >"$out/summary.txt"
 	say ""
-	say "$passed passed, $failed failed"
+	say "$passed passed, $failed failed, $not_applicable not applicable"
 }
 trap 'finish' EXIT
 trap 'record FAIL run "interrupted (outer timeout?) before the end: the checks not listed did not run"; exit 143' TERM INT

@@ -156,6 +156,22 @@ static void s_munge(const struct sn_config *c, char *o, size_t n)
 	show_path(c->fabric_munge_socket, o, n);
 }
 
+static void s_health(const struct sn_config *c, char *o, size_t n)
+{
+	struct sn_health_policy def;
+
+	sn_health_policy_defaults(&def);
+	if (memcmp(def.level, c->health.level, sizeof(def.level)) == 0)
+		snprintf(o, n, "default");
+	else
+		sn_health_policy_format(&c->health, o, n);
+}
+
+static void s_health_busy(const struct sn_config *c, char *o, size_t n)
+{
+	snprintf(o, n, "%llu", c->health.busy_mib);
+}
+
 static const struct {
 	const char *key;
 	show_fn show;
@@ -179,6 +195,8 @@ static const struct {
 	{ "fabric_transport", s_transport },
 	{ "fabric_min_busbw", s_fabric_busbw },
 	{ "fabric_munge_socket", s_munge },
+	{ "health", s_health },
+	{ "health_busy_mib", s_health_busy },
 };
 
 #define N_SHOWS (sizeof(shows) / sizeof(shows[0]))

@@ -109,7 +109,7 @@ static void test_decode_strict(void **state)
 		"SNFB2 HELLO job=1 step=1 index=2 nodes=3 gpus=1 status=256 node=n3 text=",
 		"SNFB2 HELLO job=1 step=1 index=2 nodes=65537 gpus=1 status=0 node=n3 text=",
 		"SNFB2 VERDICT job=1 step=1 status=256 blame=1 text=",
-		"SNFB2 VERDICT job=1 step=1 status=13 blame=none text=",
+		"SNFB2 VERDICT job=1 step=1 status=99 blame=none text=",
 		"SNFB2 VERDICT job=1 step=1 status=6 blame=65536 text=",
 		"SNFB2 DONE job=1 step=1 status=4294967295 busbw=0 text=",
 		"SNFB2 ABORT job=1 step=1 blame=4294967295 text=x",

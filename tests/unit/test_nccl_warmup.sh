@@ -289,8 +289,26 @@ expect_json '"bytes":67108864'
 
 run bw-one-gpu CUDA_VISIBLE_DEVICES=0 FAKE_NCCL_BUSBW_GBPS=1 -- --json --mode bandwidth --bytes 1M --min-busbw 100
 expect_rc 0; ok_json
-expect_err "1 GPU: bus bandwidth is 0 by definition, floor not applied"
-expect_json '"busbw_gbps":0.000'
+expect_err "1 GPU WARNING: bus bandwidth floor of 100 GB/s not measurable with one rank (not met, not failed)"
+expect_json '"busbw_gbps":null'
+
+# --- one GPU: what one rank cannot test is said; bare NCCL_ALGO=Tree refused
+run one-gpu CUDA_VISIBLE_DEVICES=1 -- --json
+expect_rc 0; ok_json
+expect_err "1 GPU: a single rank tests no NVLink/PCIe peer or network transport and no ring/tree algorithm"
+run one-gpu-tree CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree -- --json
+expect_rc 5; expect_shape
+expect_err "NCCL_ALGO=Tree on NCCL 2."
+expect_err "this 1-GPU node's single rank cannot run it"
+expect_json '"failed_op":"broadcast"'
+run one-gpu-tree-ring CUDA_VISIBLE_DEVICES=0 "NCCL_ALGO=ring,tree;allreduce:tree" -- --json
+expect_rc 0
+run one-gpu-tree-per-coll CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree,Ring -- --json
+expect_rc 0
+# NCCL 2.23 still falls back to Ring: a bare Tree is fine there.
+run one-gpu-tree-old CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree \
+	LD_LIBRARY_PATH=$fake/cuda:$fake/nccl-alt -- --json
+expect_rc 0
 
 # --- check mode makes no NCCL calls (but names the NCCL) -----------------
 run check-mode FAKE_NCCL_FAIL=init,uniqueid FAKE_NCCL_CRASH=init -- --json --mode check
@@ -483,26 +501,37 @@ expect_json '"nccl_version":"2.12.12"'
 
 # No NCCL anywhere: the system's search must come up empty too, which a
 # mount namespace with an empty ld.so.cache guarantees.
-no_nccl() {
-	run no-nccl LD_LIBRARY_PATH="$fake/cuda" -- --json
+no_nccl() {	# no_nccl HELPER-ARGS...
+	run no-nccl LD_LIBRARY_PATH="$fake/cuda" -- --json "$@"
 }
-if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
-	no_nccl
-elif [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
-     unshare -m true 2>/dev/null; then
-	name=no-nccl
-	env LD_LIBRARY_PATH="$fake/cuda" unshare -m sh -c \
-		'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh \
-		"$helper" --node testnode --json >"$tmp/out" 2>"$tmp/err"
-	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-else
-	echo "SKIP [no-nccl]: this machine has a system libnccl.so.2 and no root to hide it" >&2
-	rc=5; out='"nccl_source":null'; err="no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
+no_nccl_hidden() {	# as no_nccl, the system's NCCL hidden; 1 if it cannot be
+	if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+		no_nccl "$@"
+	elif [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
+	     unshare -m true 2>/dev/null; then
+		name=no-nccl
+		env LD_LIBRARY_PATH="$fake/cuda" unshare -m sh -c \
+			'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh \
+			"$helper" --node testnode --json "$@" >"$tmp/out" 2>"$tmp/err"
+		rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+	else
+		echo "SKIP [no-nccl]: this machine has a system libnccl.so.2 and no root to hide it" >&2
+		return 1
+	fi
+}
+if no_nccl_hidden; then
+	expect_rc 5
+	expect_err "no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
+	expect_err "--nccl-warmup=...,nccl=/path/to/libnccl.so.2"
+	expect_json '"nccl_source":null'
 fi
-expect_rc 5
-expect_err "no NCCL found: looked in LD_PRELOAD (unset), the step's nccl= (not given), LD_LIBRARY_PATH ($fake/cuda)"
-expect_err "--nccl-warmup=...,nccl=/path/to/libnccl.so.2"
-expect_json '"nccl_source":null'
+# Check mode needs no NCCL: it passes and says there is none.
+if no_nccl_hidden --mode check; then
+	expect_rc 0
+	expect_err "check mode, no NCCL on the node"
+	expect_json '"note":"no NCCL on the node"'
+	expect_json '"nccl_path":null'
+fi
 
 # --- the job's collectives, with the job's NCCL_* -------------------------
 run algo-tree NCCL_ALGO=Tree -- --json

@@ -14,7 +14,8 @@
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
 	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
-	"fabric_transport, fabric_min_busbw, fabric_munge_socket"
+	"fabric_transport, fabric_min_busbw, fabric_munge_socket, health, " \
+	"health_busy_mib"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -55,6 +56,7 @@ void sn_config_defaults(struct sn_config *cfg)
 	cfg->fabric_ports.lo = SN_FABRIC_PORT_LO_DEFAULT;
 	cfg->fabric_ports.hi = SN_FABRIC_PORT_HI_DEFAULT;
 	cfg->fabric_refuse_socket = false;
+	sn_health_policy_defaults(&cfg->health);
 }
 
 static int parse_abs_path(char *dst, size_t len, const char *value,
@@ -297,6 +299,31 @@ static int parse_munge_socket(struct sn_config *cfg, const char *value,
 			      sizeof(cfg->fabric_munge_socket), value, arg, err);
 }
 
+static int parse_health(struct sn_config *cfg, const char *value,
+			const char *arg, struct sn_error *err)
+{
+	struct sn_error why;
+
+	if (sn_health_policy_parse(value, &cfg->health, &why) < 0) {
+		ARG_ERROR(err, arg, "%s", why.msg);
+		return -1;
+	}
+	cfg->health_given = true;
+	return 0;
+}
+
+static int parse_health_busy(struct sn_config *cfg, const char *value,
+			     const char *arg, struct sn_error *err)
+{
+	if (sn_health_parse_busy_mib(value, &cfg->health.busy_mib) < 0) {
+		ARG_ERROR(err, arg, "expected whole MiB from 0 to %llu (memory other processes may hold on a GPU before the busy check counts it), e.g. health_busy_mib=%llu",
+			  SN_HEALTH_BUSY_MIB_MAX, SN_HEALTH_BUSY_MIB_DEFAULT);
+		return -1;
+	}
+	cfg->health_given = true;
+	return 0;
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -317,6 +344,8 @@ static const struct key_def keys[] = {
 	{ "fabric_transport", parse_fabric_transport },
 	{ "fabric_min_busbw", parse_fabric_busbw },
 	{ "fabric_munge_socket", parse_munge_socket },
+	{ "health", parse_health },
+	{ "health_busy_mib", parse_health_busy },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

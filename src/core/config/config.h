@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "helper_protocol.h"
+#include "health.h"
 #include "options.h"
 
 #ifndef SYSCONFDIR
@@ -79,6 +80,12 @@ struct sn_config {
 	 * as for slurm.conf's AuthInfo=socket=).
 	 */
 	char fabric_munge_socket[PATH_MAX];
+	/*
+	 * health= and health_busy_mib=: the helper's GPU health checks
+	 * (health.h); passed as --health/--health-busy-mib when given.
+	 */
+	struct sn_health_policy health;
+	bool health_given;
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -41,6 +41,8 @@ enum sn_record_class sn_record_class_of_exit(int code)
 	case SN_WARMUP_PEER_FAILED: return SN_CLASS_PEER_FAILED;
 	case SN_WARMUP_TRANSPORT: return SN_CLASS_TRANSPORT;
 	case SN_WARMUP_FABRIC_SETUP: return SN_CLASS_FABRIC_SETUP;
+	case SN_WARMUP_GPU_HEALTH: return SN_CLASS_GPU_HEALTH;
+	case SN_WARMUP_GPU_BUSY: return SN_CLASS_GPU_BUSY;
 	default: return SN_CLASS_INTERNAL;
 	}
 }

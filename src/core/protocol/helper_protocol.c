@@ -33,6 +33,10 @@ const struct sn_warmup_exit_info sn_warmup_exits[] = {
 	  "NCCL fell back to a network the site forbids (fabric_transport= in plugstack.conf), usually TCP sockets instead of InfiniBand: check NCCL_SOCKET_IFNAME, NCCL_IB_HCA and NCCL_NET in the job, the node's IB ports (ibstat) and its NCCL net plugin" },
 	{ SN_WARMUP_FABRIC_SETUP, "fabric_setup", "fabric coordination unavailable",
 	  "the fabric warmup could not coordinate the step's nodes (its ports on the first node are taken by other processes, or MUNGE does not answer): not a GPU or NCCL fault; resubmit, and ask your admins to check fabric_ports= and munged if it persists" },
+	{ SN_WARMUP_GPU_HEALTH, "gpu_health", "GPU health check failed",
+	  "NVML reports a fault of the node's GPU (row remap, ECC, compute mode, NVLink, ...; the message names the check): the node needs its admins (drain it); the check's policy is plugstack.conf's health=" },
+	{ SN_WARMUP_GPU_BUSY, "gpu_busy", "GPU held by another process",
+	  "another process (named in the message, often a leftover of an earlier job) holds the GPU's memory: the job would run out of memory; the node's admins should end that process (threshold: health_busy_mib=)" },
 };
 
 const size_t sn_warmup_n_exits =

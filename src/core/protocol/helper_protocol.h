@@ -17,7 +17,11 @@
 
 #include "error.h"
 
-/* Never renumber a released code. */
+/*
+ * Never renumber a released code.  Reserved, not yet used: 13 gpu_health
+ * and 14 gpu_busy (issue 24); 15 the container image's NCCL missing or
+ * broken, a job fault (issue 21); 16-19 (issue 23).
+ */
 enum sn_warmup_exit {
 	SN_WARMUP_OK = 0,
 	SN_WARMUP_USAGE = 1,          /* bad command line */
@@ -32,9 +36,11 @@ enum sn_warmup_exit {
 	SN_WARMUP_PEER_FAILED = 10,   /* fabric: another node is at fault */
 	SN_WARMUP_TRANSPORT = 11,     /* fabric: NCCL's network refused by policy */
 	SN_WARMUP_FABRIC_SETUP = 12,  /* fabric: no coordination (ports taken, MUNGE) */
+	SN_WARMUP_GPU_HEALTH = 13,    /* NVML: a GPU health check failed (health=) */
+	SN_WARMUP_GPU_BUSY = 14,      /* NVML: a GPU held by another process */
 };
 /* The last code: tables and tests cover 0..SN_WARMUP_EXIT_LAST. */
-#define SN_WARMUP_EXIT_LAST SN_WARMUP_FABRIC_SETUP
+#define SN_WARMUP_EXIT_LAST SN_WARMUP_GPU_BUSY
 
 struct sn_warmup_exit_info {
 	enum sn_warmup_exit code;
@@ -82,6 +88,15 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_FABRIC_TRANSPORT "fabric-transport"
 /* plugstack.conf's fabric_munge_socket=: munged's socket, if not libmunge's default. */
 #define SN_HELPER_OPT_MUNGE_SOCKET "munge-socket"
+/* plugstack.conf's health= (canonical CHECK:LEVEL list) and health_busy_mib=. */
+#define SN_HELPER_OPT_HEALTH "health"
+#define SN_HELPER_OPT_HEALTH_BUSY_MIB "health-busy-mib"
+
+/*
+ * A passing warmup's summary holding this (", health WARNING: ", "1 GPU
+ * WARNING: ...") is printed to the user by spank_nccl.so, verbose or not.
+ */
+#define SN_SUMMARY_WARNING " WARNING: "
 
 /*
  * Argument limits and defaults.  The timeout cap is the plugin's: srun

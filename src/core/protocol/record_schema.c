@@ -26,6 +26,8 @@ const char *const sn_record_class_names[SN_CLASS_COUNT + 1] = {
 	[SN_CLASS_PEER_FAILED] = "peer_failed",
 	[SN_CLASS_TRANSPORT] = "transport",
 	[SN_CLASS_FABRIC_SETUP] = "fabric_setup",
+	[SN_CLASS_GPU_HEALTH] = "gpu_health",
+	[SN_CLASS_GPU_BUSY] = "gpu_busy",
 	[SN_CLASS_COUNT] = NULL,
 };
 
@@ -159,7 +161,7 @@ const struct sn_field_def sn_fields[SN_F_COUNT] = {
 		.types = STR_OR_NULL, .doc = "the path of the libnccl.so.2 loaded" },
 	[SN_F_NCCL_SOURCE] = { TOP("nccl_source"), .docs = BOTH,
 		.types = STR_OR_NULL,
-		.doc = "where that NCCL came from: preload, user, ld_library_path, admin or system" },
+		.doc = "where that NCCL came from: preload, user, ld_library_path, admin, system or container" },
 	[SN_F_TRANSPORT] = { TOP("transport"), .docs = BOTH,
 		.types = STR_OR_NULL,
 		.doc = "the network NCCL used (fabric mode), e.g. NET/IB" },

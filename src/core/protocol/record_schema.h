@@ -55,6 +55,9 @@ enum sn_record_class {
 	SN_CLASS_TRANSPORT,	/* NCCL's network refused by policy (11) */
 	/* Fabric warmup could not coordinate (12): ports taken, no MUNGE. */
 	SN_CLASS_FABRIC_SETUP,
+	/* NVML health checks (13, 14): the message names GPU and check. */
+	SN_CLASS_GPU_HEALTH,
+	SN_CLASS_GPU_BUSY,
 	SN_CLASS_COUNT
 };
 

@@ -25,6 +25,15 @@ run_bench() {
 		cat "$out/bench.txt" >&3
 		record FAIL bench "bench/warmup-bench.sh failed (bench.txt)"
 	fi
+	# What the NVML health checks add (target <= 50 ms).
+	if SN_HELPER=$(sn_helper_path) timeout -k 5 60 \
+	   bash "$src/bench/health-cost.sh" 10 >"$out/bench-health.txt" 2>&1; then
+		cat "$out/bench-health.txt" >&3
+		record PASS bench-health
+	else
+		cat "$out/bench-health.txt" >&3
+		record FAIL bench-health "bench/health-cost.sh failed (bench-health.txt)"
+	fi
 	# Warmup reuse: batch jobs with 1, 4, 10 sruns, reuse off and on.
 	if [ "$(seconds_left)" -lt 150 ]; then
 		record FAIL bench-reuse "not run: only $(seconds_left) s left"

@@ -93,6 +93,17 @@ t_busbw_floor_met() {
 }
 
 t_busbw_floor_missed() {
+	if [ "$gpu_count" -eq 1 ]; then
+		# One rank measures no bus bandwidth: reported, never "met".
+		plugstack warmup_min_busbw=100000
+		run_srun 60 "$(gres)" --nccl-warmup=bandwidth echo TASK-RAN
+		want "srun exits 0 (a floor is not measurable on one GPU)" srun_ok
+		want "the task ran" out_has TASK-RAN
+		want "stderr says the floor is not measurable, not met" \
+			err_has "1 GPU WARNING: bus bandwidth floor of 100000 GB/s not measurable"
+		sn_plugstack_reset
+		return
+	fi
 	plugstack warmup_min_busbw=100000
 	run_srun 60 "$(gres)" --nccl-warmup=bandwidth echo TASK-RAN
 	want "srun fails at a 100000 GB/s floor" srun_failed
@@ -123,10 +134,7 @@ fault() {
 }
 
 t_fault_dup_busid() {
-	if [ "$gpu_count" -lt 2 ]; then
-		t_problems+=("needs 2 GPUs, the node has $gpu_count")
-		return
-	fi
+	needs_gpus 2 || return 0
 	fault dup_busid "duplicate PCI bus ID" 20
 }
 
@@ -207,12 +215,79 @@ t_algo_tree() {
 		--nccl-warmup="comm$nccl_word" echo TASK-RAN
 	want "srun fails" srun_failed
 	want "the task did not run" lacks TASK-RAN "$srun_out"
-	want "the failure names broadcast" err_has "NCCL broadcast failed"
+	if [ "$gpu_count" -eq 1 ]; then
+		# A single rank never runs Tree: refused from NCCL's version.
+		want "the refusal names broadcast and the 1-GPU node" \
+			err_has "leaves broadcast.*1-GPU node's single rank cannot run it"
+	else
+		want "the failure names broadcast" err_has "NCCL broadcast failed"
+	fi
 	want "the failure names NCCL_ALGO=Tree" err_has "NCCL_ALGO=Tree"
 	want "the failure points at the rule/profile" err_has "ppo-tree"
 	want "the log records failed_op broadcast" \
 		grep -q '"failed_op":"broadcast"' <(log_since "$mark")
-	say "  $(grep -o 'NCCL broadcast failed[^;]*' "$srun_err" | head -n 1)"
+	say "  $(grep -oE '(NCCL broadcast failed|NCCL_ALGO=Tree on NCCL)[^;]*' "$srun_err" | head -n 1)"
+}
+
+# The helper's declarations of NVML (src/warmup/nvml_api.h) against
+# NVIDIA's own nvml.h, where the node has one (CUDA toolkit).
+t_nvml_abi() {
+	local h
+	h=$(find "$cuda/include" "$cuda"/targets/*/include /usr/include \
+		-maxdepth 1 -name nvml.h 2>/dev/null | head -n 1)
+	if [ -z "$h" ]; then
+		t_na="not applicable: no nvml.h on this node"
+		return 0
+	fi
+	want "tests/gpu/nvml_abi.c builds against $h (-Werror)" \
+		gcc -std=gnu11 -Wall -Wextra -Werror -I"$(dirname "$h")" \
+		-I"$src/src/warmup" -I"$src/src/core/gpu" -I"$src/src/core/base" \
+		-I"$src/src/core/protocol" -o "$work/nvml_abi" \
+		"$src/tests/gpu/nvml_abi.c" -Wl,--unresolved-symbols=ignore-all
+	want "nvml_abi runs" "$work/nvml_abi"
+	say "  $("$work/nvml_abi" 2>&1)"
+}
+
+# Every NVML check reads a real value on this node's GPUs.
+t_health_real() {
+	local j="$work/health.json"
+	"$(sn_helper_path)" --mode check --json --quiet >"$j" 2>"$work/health.err"
+	want "nccl-warmup --mode check passes" test $? -eq 0
+	want "NVML answered" grep -q '"health":{"checked":true' "$j"
+	for k in mem_used_mib persistence_mode compute_mode pcie_gen pcie_gen_max \
+		 pcie_width pcie_width_max nvlinks clock_event_reasons \
+		 ecc_volatile_uncorrected remap_pending; do
+		want "GPU 0 $k read" sh -c "! grep -q '\"$k\":null' '$j'"
+	done
+	say "  $(python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["health"]; print("health %.1f ms, status %s; GPU 0: %s" % (h["ms"], h["status"], {k: v for k, v in h["gpus"][0].items() if k not in ("index", "read", "processes")}))' "$j")"
+}
+
+# A GPU held by another process (made here): the warmup names the holder
+# (pid, user, MiB) instead of failing in cuDevicePrimaryCtxRetain.
+t_health_busy() {
+	local holder ready="$work/holder.ready"
+	if [ "$dryrun" = 1 ]; then
+		t_na="not applicable: a dry run has no GPU to hold (health.bats covers it)"
+		return 0
+	fi
+	rm -f "$ready"
+	python3 -c '
+import sys, time, torch
+free, total = torch.cuda.mem_get_info(0)
+x = torch.empty(free - (300 << 20), dtype=torch.uint8, device="cuda:0")
+open(sys.argv[1], "w").close()
+time.sleep(120)' "$ready" &
+	holder=$!
+	sn__wait_for 600 test -e "$ready" || t_problems+=("the holder did not start")
+	run_srun 60 "$(gres)" --nccl-warmup=comm echo TASK-RAN
+	want "srun fails" srun_failed
+	want "the task did not run" lacks TASK-RAN "$srun_out"
+	want "the failure names the holder (pid $holder, root)" \
+		err_has "GPU 0 busy: held by another process: pid $holder \\(root\\) [0-9]+ MiB"
+	say "  $(grep -o 'GPU 0 busy: [^;.]*' "$srun_err" | head -n 1)"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	want "GPUs idle again" gpus_idle_now
 }
 
 t_unprivileged() {
@@ -255,6 +330,9 @@ run_checks() {
 	run_test busbw-floor-met t_busbw_floor_met 70
 	run_test busbw-floor-missed t_busbw_floor_missed 70
 	run_test fault-duplicate-busid t_fault_dup_busid 70
+	run_test nvml-abi t_nvml_abi 30
+	run_test health-real-values t_health_real 30
+	run_test health-busy-names-holder t_health_busy 90
 	run_test fault-init-hang t_fault_init_hang 70
 	run_test fault-async-hang t_fault_async_hang 70
 	run_test fault-wedged t_fault_wedged 70

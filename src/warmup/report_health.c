@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPU health checks in the helper's output: a clause of the summary
+ * line when not clean, and the "health" object of the JSON result (what
+ * NVML read per GPU, the findings, the policy).  Apart from report.c so
+ * that each stays small.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report_out.h"
+#include "warmup.h"
+
+void wu_report_health_summary(const struct wu_run *s, struct wu_out *o)
+{
+	const struct wu_health *h = &s->health;
+	char text[768];
+
+	if (!h->checked)
+		return;
+	sn_health_verdict_text(&h->verdict, SN_HL_WARN, text, sizeof(text));
+	if (text[0])
+		wu_out_add(o, SN_HEALTH_WARNING_CLAUSE "%s", text);
+	if (h->verdict.notes[0])
+		wu_out_add(o, ", health note: %s", h->verdict.notes);
+}
+
+static void num(struct wu_out *o, const char *key, long long v)
+{
+	if (v == SN_HV_NA)
+		wu_out_add(o, ",\"%s\":null", key);
+	else
+		wu_out_add(o, ",\"%s\":%lld", key, v);
+}
+
+static void gpu_json(const struct wu_run *s, size_t i, struct wu_out *o)
+{
+	const struct sn_gpu_health *g = &s->health.gpu[i];
+
+	wu_out_add(o, "%s{\"index\":%d,\"read\":%s", i ? "," : "",
+		   s->gpus[i].index, g->read ? "true" : "false");
+	num(o, "mem_used_mib", g->mem_used_mib);
+	num(o, "mem_total_mib", g->mem_total_mib);
+	wu_out_add(o, ",\"processes\":[");
+	for (unsigned int k = 0; k < g->n_procs && k < SN_HEALTH_MAX_PROCS;
+	     k++) {
+		wu_out_add(o, "%s{\"pid\":%u", k ? "," : "", g->procs[k].pid);
+		num(o, "mib", g->procs[k].mib);
+		wu_out_add(o, ",\"user\":");
+		wu_out_json_or_null(o, g->procs[k].user);
+		wu_out_add(o, "}");
+	}
+	wu_out_add(o, "],\"processes_total\":%u", g->n_procs);
+	num(o, "remap_pending", g->remap_pending);
+	num(o, "remap_failure", g->remap_failure);
+	num(o, "retired_pages_pending", g->retired_pending);
+	num(o, "ecc_volatile_uncorrected", g->ecc_volatile_uncorr);
+	num(o, "persistence_mode", g->persistence);
+	num(o, "compute_mode", g->compute_mode);
+	num(o, "pcie_gen", g->pcie_gen);
+	num(o, "pcie_gen_max", g->pcie_gen_max);
+	num(o, "pcie_width", g->pcie_width);
+	num(o, "pcie_width_max", g->pcie_width_max);
+	num(o, "nvlinks", g->nvlinks);
+	num(o, "nvlinks_active", g->nvlinks_active);
+	num(o, "clock_event_reasons", g->clock_reasons);
+	wu_out_add(o, "}");
+}
+
+void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
+{
+	const struct wu_health *h = &s->health;
+	const struct sn_health_verdict *v = &h->verdict;
+	char policy[SN_HEALTH_SPEC_MAX];
+
+	if (!h->ran)
+		return;
+	sn_health_policy_format(&s->opt.health, policy, sizeof(policy));
+	wu_out_add(o, ",\"health\":{\"checked\":%s,\"why_not\":",
+		   h->checked ? "true" : "false");
+	wu_out_json_or_null(o, h->why_not);
+	wu_out_add(o, ",\"ms\":%.2f,\"policy\":\"%s\",\"busy_mib\":%llu",
+		   h->ms, policy, s->opt.health.busy_mib);
+	wu_out_add(o, ",\"status\":\"%s\"",
+		   !h->checked ? "unchecked" :
+		   v->exit_code ? sn_warmup_exit_status(v->exit_code) :
+		   v->n ? "warn" : "ok");
+	wu_out_add(o, ",\"findings\":[");
+	for (size_t i = 0; i < v->n; i++) {
+		wu_out_add(o, "%s{\"check\":\"%s\",\"level\":\"%s\",\"gpu\":%d,\"detail\":",
+			   i ? "," : "", sn_health_check_name(v->f[i].check),
+			   sn_health_level_name(v->f[i].level), v->f[i].gpu);
+		wu_out_json_or_null(o, v->f[i].detail);
+		wu_out_add(o, "}");
+	}
+	wu_out_add(o, "],\"notes\":");
+	wu_out_json_or_null(o, v->notes);
+	wu_out_add(o, ",\"gpus\":[");
+	if (h->checked)
+		for (size_t i = 0; i < s->n_gpus; i++)
+			gpu_json(s, i, o);
+	wu_out_add(o, "]}");
+}

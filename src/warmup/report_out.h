@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The helper's output buffer (report.c), shared with report_health.c. */
+#ifndef WU_REPORT_OUT_H
+#define WU_REPORT_OUT_H
+
+#include <stddef.h>
+
+struct wu_run;
+
+struct wu_out {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+void wu_out_add(struct wu_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The JSON string S, or null when S is NULL or "". */
+void wu_out_json_or_null(struct wu_out *o, const char *s);
+
+/* report_health.c */
+void wu_report_health_summary(const struct wu_run *s, struct wu_out *o);
+void wu_report_health_json(const struct wu_run *s, struct wu_out *o);
+
+#endif

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# On the GPU node (issue 21, item 4): a real enroot 4.1.2 container whose
+# image holds the venv's NCCL (PyTorch's nvidia-nccl-cu* wheel), the
+# NVIDIA driver bound in through enroot's own mount configuration
+# (mounts.d: no libnvidia-container there), and that NCCL warmed on the
+# real GPU: inside the container (nccl-warmup run there, naming it) and
+# from the host through the running container (nccl-warmup
+# --container-pid, as the job user).  No Slurm/pyxis here: enroot as pyxis
+# runs it.  Carry made by tests/gpu/container-carry.sh.
+# Usage: container-nccl.sh CARRY [OUT]   (root; writes OUT/container.txt)
+set -uo pipefail
+carry=$(cd "${1:?usage: container-nccl.sh CARRY [OUT]}" && pwd)
+out=${2:-${OUT:-/tmp/sn-container-out}}
+mkdir -p "$out"
+exec > >(tee "$out/container.txt") 2>&1
+say() { echo "container-nccl: $*"; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f ms", (b - a) * 1000 }'; }
+user=sncgpu
+venv_py=${SN_VENV_PYTHON:-/opt/torch/.venv/bin/python}
+
+# 1. enroot, mksquashfs/unsquashfs (wrappers: their liblzo2 is carried)
+tar -xf "$carry/enroot.tar" -C / || exit 1
+sq=/opt/sn-squashfs
+mkdir -p "$sq"
+for d in "$carry"/debs/*.deb; do dpkg -x "$d" "$sq" || exit 1; done
+for t in mksquashfs unsquashfs; do
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/usr/lib/x86_64-linux-gnu exec %s/usr/bin/%s "$@"\n' \
+		"$sq" "$sq" "$t" >/usr/local/bin/$t
+	chmod 0755 /usr/local/bin/$t
+done
+say "enroot $(enroot version), $(mksquashfs -version 2>&1 | head -n1)"
+id "$user" >/dev/null 2>&1 || useradd -m "$user" || exit 1
+
+# 2. the image: this node's sh/coreutils/libc, the helper, the venv's NCCL
+ncclsrc=$("$venv_py" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))') ||
+	{ say "no nvidia-nccl wheel in $venv_py"; exit 1; }
+pyver=$("$venv_py" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+root=/tmp/sn-img-root
+rm -rf "$root"
+mkdir -p "$root"/{bin,etc,tmp,proc,sys,dev,run,root,home,share,usr/local/bin,usr/lib/x86_64-linux-gnu}
+chmod 1777 "$root/tmp"
+for f in sh bash cat sleep ls env id; do
+	p=$(type -P "$f") || continue
+	cp -L "$p" "$root/bin/"
+	for l in $(ldd "$p" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$l")"; cp -nL "$l" "$root$l"
+	done
+done
+cp "$carry/nccl-warmup" "$root/usr/local/bin/"
+cp "$carry/libmunge.so.2" "$root/usr/lib/x86_64-linux-gnu/"
+wheel=/opt/venv/lib/$pyver/site-packages/nvidia/nccl/lib
+mkdir -p "$root$wheel"
+cp -L "$ncclsrc/libnccl.so.2" "$root$wheel/"
+echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+echo 'root:x:0:' >"$root/etc/group"
+echo 'NCCL_NVLS_ENABLE=0' >"$root/etc/environment"
+img=/tmp/sn-venv-nccl.sqsh
+t0=$EPOCHREALTIME
+mksquashfs "$root" "$img" -comp gzip -Xcompression-level 1 -noappend -quiet >/dev/null ||
+	{ say "mksquashfs failed"; exit 1; }
+chmod 0644 "$img"
+say "image $img ($(du -h "$img" | cut -f1), NCCL from the wheel $ncclsrc) in $(ms "$t0" "$EPOCHREALTIME")"
+
+# 3. the driver inside the container: enroot's mounts.d
+fstab=/usr/local/etc/enroot/mounts.d/90-sn-nvidia-driver.fstab
+: >"$fstab"
+for l in libcuda.so.1 libnvidia-ml.so.1 libnvidia-ptxjitcompiler.so.1 libnvidia-nvvm.so.4; do
+	p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ { print $NF; exit }')
+	[ -n "$p" ] || continue
+	echo "$(readlink -f "$p") /usr/lib/x86_64-linux-gnu/$l none x-create=file,bind,ro,nosuid,nodev,private" >>"$fstab"
+done
+for d in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia[0-9]*; do
+	[ -e "$d" ] && echo "$d $d none x-create=file,bind,rw,nosuid,noexec,private" >>"$fstab"
+done
+say "mounts.d: $(wc -l <"$fstab") driver files and devices"
+cat >/usr/local/etc/enroot/enroot.conf.d/sn-gpu.conf <<'C'
+ENROOT_RUNTIME_PATH /tmp/enroot-sn/run/$(id -u)
+ENROOT_DATA_PATH /tmp/enroot-sn/data/$(id -u)
+ENROOT_CACHE_PATH /tmp/enroot-sn/cache/$(id -u)
+C
+mkdir -p /tmp/enroot-sn/{run,data,cache} && chmod 1777 /tmp/enroot-sn/{run,data,cache}
+share=/tmp/sn-share
+rm -rf "$share"; mkdir -p "$share"; chmod 0777 "$share"
+
+as_user() { runuser -u "$user" -- env -u LD_LIBRARY_PATH HOME="/home/$user" "$@"; }
+if ! as_user true; then user=root; as_user() { env -u LD_LIBRARY_PATH "$@"; }; fi
+
+# 4. create and start, as the job user (root if its user namespace is refused)
+t0=$EPOCHREALTIME
+if ! as_user enroot create --force --name sn-venv-nccl "$img"; then
+	say "enroot create as $user failed; as root"
+	user=root; as_user() { env -u LD_LIBRARY_PATH "$@"; }
+	as_user enroot create --force --name sn-venv-nccl "$img" || exit 1
+fi
+say "enroot create as $user: $(ms "$t0" "$EPOCHREALTIME")"
+t0=$EPOCHREALTIME
+as_user enroot start --mount "$share:/share" sn-venv-nccl sh -c \
+	"/usr/local/bin/nccl-warmup --mode comm --nccl $wheel --timeout 60 > /share/inside.txt 2>&1; echo \$\$ >/share/pid; while [ ! -e /share/go ]; do sleep 0.05; done" &
+start_pid=$!
+for _ in $(seq 1200); do [ -s "$share/pid" ] && break; sleep 0.05; done
+[ -s "$share/pid" ] || { say "the container did not start"; cat "$share/inside.txt" 2>/dev/null; exit 1; }
+say "enroot start + warmup inside: $(ms "$t0" "$EPOCHREALTIME")"
+say "inside the container: $(cat "$share/inside.txt")"
+pid=$(cat "$share/pid")
+
+# 5. from the host, through the running container, as its user (the
+# helper and libmunge copied where that user may read them)
+hdir=/tmp/sn-helper
+rm -rf "$hdir"; mkdir -p "$hdir"
+cp "$carry/nccl-warmup" "$carry/libmunge.so.2" "$hdir/"
+chmod 0755 "$hdir" "$hdir"/*
+t0=$EPOCHREALTIME
+as_user env NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$hdir" "$hdir/nccl-warmup" --container-pid "$pid" \
+	--container-image "$img" --mode comm --json >"$out/host.json" 2>"$out/host.err"
+rc=$?
+say "host-side warmup of the container's NCCL: exit $rc in $(ms "$t0" "$EPOCHREALTIME")"
+say "host side: $(cat "$out/host.err")"
+touch "$share/go"
+wait "$start_pid"
+as_user enroot remove --force sn-venv-nccl >/dev/null 2>&1
+exit "$rc"

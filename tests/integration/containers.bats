@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# Real pyxis 0.24.0 + enroot 4.1.2 (built from ../shared/third_party by
+# tests/cluster/containers.sh, pyxis listed before spank-nccl) on a
+# one-node cluster whose node has no NCCL of its own:
+# `srun --container-image=./IMG.sqsh --nccl-warmup` runs the warmup, then
+# pyxis starts the container, and a failed warmup keeps the tasks (and
+# the container) from starting.  Offline squashfs images (mksquashfs).
+
+load common
+load helpers/containers
+
+setup_file() { containers_file_setup; }
+teardown_file() { sn_file_teardown; }
+setup() { containers_setup; }
+
+@test "container: plain srun --container-image runs inside the image" {
+	run --separate-stderr sn_srun -n2 --container-image=./ok.sqsh \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+}
+
+@test "container: --nccl-warmup=check passes without NCCL, tasks run in the image" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
+	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
+}
+
+@test "container: --nccl-warmup with an NCCL named on the host warms it, tasks run in the image" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh \
+		--nccl-warmup=comm,verbose,nccl="$(sn_fake_dir nccl)" \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*NCCL [0-9.]+ from $(sn_fake_dir nccl)/libnccl.so.2 \(user\)"
+}
+
+# Containers pyxis created on NODE so far (its slurmd log).
+pyxis_creates() {
+	grep -c 'pyxis: creating container filesystem' "$(sn_slurmd_log "$1")" || true
+}
+
+# pyxis listed first runs its task_init (create + start the container)
+# before spank-nccl's task_init fails the step: the container starts, no
+# task does.
+@test "container: a failed warmup starts no task" {
+	local before
+	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
+	before=$(pyxis_creates n1)
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'duplicate PCI bus ID'
+	echo "# containers pyxis created for the failed step: $(($(pyxis_creates n1) - before))" >&3
+}
+
+@test "container: as the unprivileged job user" {
+	run --separate-stderr sn_as_user env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
+		FAKE_CUDA_LOG="$FAKE_CUDA_LOG" timeout -k 5 60 srun -n1 \
+		--gres=gpu:1 --container-image=./ok.sqsh \
+		--nccl-warmup=check,verbose sh -c 'cat /etc/sn-image; id -u'
+	sn_assert_status 0
+	[ "$(sed -n 1p <<<"$output")" = ok ] || sn_fail "not in the image"
+	[ "$(sed -n 2p <<<"$output")" = "$(id -u "$SN_USER")" ] ||
+		sn_fail "task uid: $output"
+	sn_assert_msg 'warmup ok on n1: 1 GPU '
+}
+
+# The docs' container examples (docs_examples.exceptions names them: the
+# docs_examples cluster has no pyxis): each srun line of a code block with
+# --container-image, runnable as shown but for the program, which becomes
+# a task printing the image it ran in.
+@test "container: the docs' container examples run" {
+	local line n=0 cmd
+	while IFS=$'\t' read -r type line; do
+		[ "$type" = S ] || continue
+		[[ $line == srun\ *--container-image=* ]] || continue
+		[[ $line == *…* ]] && continue
+		n=$((n + 1))
+		cmd=${line% python train.py}
+		[ "$cmd" != "$line" ] || sn_fail "example not ending in 'python train.py': $line"
+		echo "# $line" >&3
+		run --separate-stderr eval "sn_srun ${cmd#srun } cat /etc/sn-image"
+		sn_assert_status 0
+		[ "$(sort -u <<<"$output")" = ok ] || sn_fail "$line: tasks ran in: $output"
+		grep -q 'error: .*spank-nccl:' <<<"$stderr" && sn_fail "$line: spank-nccl error"
+	done < <(cd "$SN_SRC_DIR" && awk -f "$SN_TESTS_DIR/helpers/doc_examples.awk" \
+		README.md docs/*.md man/*.[0-9])
+	[ "$n" -ge 1 ] || sn_fail "no container example found in the docs"
+}
+
+@test "container NCCL by hand: --container-pid warms the image's NCCL and names it" {
+	containers_hold ./ok.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./ok.sqsh --json
+	containers_release
+	sn_assert_status 0
+	grep -q 'NCCL [0-9.]* from /usr/lib/x86_64-linux-gnu/libnccl.so.2 (container image ./ok.sqsh), comm mode' <<<"$stderr" ||
+		sn_fail "summary does not name the image's NCCL"
+	[ "$(jq -r .nccl_source <<<"$output")" = container ] || sn_fail "source"
+	[ "$(jq -r .nccl_path <<<"$output")" = /usr/lib/x86_64-linux-gnu/libnccl.so.2 ] ||
+		sn_fail "path"
+}
+
+@test "container NCCL by hand: the image's NCCL_* settings are used" {
+	containers_hold ./tree.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./tree.sqsh --json
+	containers_release
+	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
+	[ "$(jq -r .failed_op <<<"$output")" = broadcast ] ||
+		sn_fail "NCCL_ALGO=Tree of the image not applied"
+}
+
+@test "container NCCL by hand: a broken NCCL in the image fails, naming the image" {
+	containers_hold ./broken.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./broken.sqsh
+	containers_release
+	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
+	grep -q 'cannot load the NCCL named by the container image ./broken.sqsh, /proc/[0-9]*/root/usr/lib/x86_64-linux-gnu/libnccl.so.2' <<<"$stderr" ||
+		sn_fail "message does not name the image and its library"
+}
+
+@test "container NCCL by hand: no NCCL in the image fails comm, passes check" {
+	containers_hold ./none.sqsh
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./none.sqsh --mode comm
+	[ "$status" -eq 5 ] || { containers_release; sn_fail "comm: status $status, expected 5"; }
+	grep -q 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH' <<<"$stderr" ||
+		{ containers_release; sn_fail "comm: message"; }
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image ./none.sqsh --mode check
+	containers_release
+	sn_assert_status 0
+	grep -q 'check mode, no NCCL in the container image ./none.sqsh' <<<"$stderr" ||
+		sn_fail "check: no note"
+}

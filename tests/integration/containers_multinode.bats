@@ -1,0 +1,36 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# Real pyxis + enroot on the 3-node cluster (network namespaces), no host
+# NCCL on any node: `srun -N3 --container-image=./ok.sqsh --nccl-warmup`
+# warms every node, then every node's tasks run inside the image.  See
+# containers.bats and helpers/containers.bash.
+
+SN_NODES=3
+load common
+load helpers/containers
+
+setup_file() { containers_file_setup; }
+teardown_file() { sn_file_teardown; }
+setup() { containers_setup; }
+
+@test "container, 3 nodes: --nccl-warmup=check on every node, tasks in the image" {
+	run --separate-stderr sn_srun -N3 --ntasks-per-node=1 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
+		sh -c 'echo "$SLURMD_NODENAME $(cat /etc/sn-image)"'
+	sn_assert_status 0
+	[ "$(containers_images)" = "n1 ok n2 ok n3 ok" ] ||
+		sn_fail "tasks ran in: $output"
+	[ "$(sn_count_msgs 'warmup ok on n[123]: 2 GPUs .*no NCCL on the node')" -eq 3 ] ||
+		sn_fail "not one passing check per node"
+}
+
+@test "container, 3 nodes: a failed warmup on one node starts no task anywhere" {
+	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
+	run --separate-stderr sn_srun -N3 --ntasks-per-node=1 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'duplicate PCI bus ID'
+}
