@@ -562,7 +562,7 @@ nodes = {n["node"]: n for n in r["nodes"]}
 assert r["outliers"] == 1, r
 assert nodes["n3"]["slow_busbw"] and nodes["n3"]["outlier"], nodes["n3"]
 assert not nodes["n1"]["outlier"] and not nodes["n2"]["outlier"]
-assert nodes["n3"]["group"] == nodes["n1"]["group"] == "2xNVIDIA Fake GPU", nodes["n1"]["group"]
+assert nodes["n3"]["group"] == nodes["n1"]["group"] == "2xNVIDIA Fake GPU@64M", nodes["n1"]["group"]
 assert nodes["n1"]["failures"] >= 1
 assert nodes["n1"]["last_failure_class"] == "duplicate_busid"' <<<"$json" ||
 		sn_fail "JSON: $json"

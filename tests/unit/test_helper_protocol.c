@@ -59,6 +59,12 @@ static void test_fault_decide(void **state)
 	f.exit_code = SN_WARMUP_WRONG_RESULT;
 	f.job_nccl = true;
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
+	/* NVML's health and busy GPUs: the node's, NCCL_* or not. */
+	f.exit_code = SN_WARMUP_GPU_HEALTH;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
+	f.exit_code = SN_WARMUP_GPU_BUSY;
+	f.job_nccl_env = true;
+	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
 	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_FABRIC_SETUP };
 	assert_int_equal(sn_fault_decide(&f), SN_FAULT_ENVIRONMENT);
 	f.exit_code = SN_WARMUP_PEER_FAILED;

@@ -55,6 +55,11 @@ enum sn_fault sn_fault_decide(const struct sn_fault_facts *f)
 	 * must never hide behind a user's setting. */
 	case SN_WARMUP_WRONG_RESULT:
 		return SN_FAULT_NODE;
+	/* NVML (issue 24): the node's GPU, or a process left on it that the
+	 * node's admins must end (often an earlier job's). */
+	case SN_WARMUP_GPU_HEALTH:
+	case SN_WARMUP_GPU_BUSY:
+		return SN_FAULT_NODE;
 	case SN_WARMUP_NCCL_ERROR:
 		if (f->job_nccl)
 			return SN_FAULT_JOB;
