@@ -22,7 +22,8 @@ cp "$build/src/warmup/nccl-warmup" "$carry/"
 cp -L /usr/lib/x86_64-linux-gnu/libmunge.so.2 "$carry/"
 command -v enroot >/dev/null ||
 	{ echo "container-carry.sh: enroot not installed (run tests/integration/containers.bats once)" >&2; exit 1; }
-tar -C / -cf "$carry/enroot.tar" usr/local/bin/enroot usr/local/bin/enroot-aufs2ovlfs \
+tar -C / --exclude=usr/local/etc/enroot/enroot.conf.d/spank-nccl-tests.conf \
+	-cf "$carry/enroot.tar" usr/local/bin/enroot usr/local/bin/enroot-aufs2ovlfs \
 	usr/local/bin/enroot-mksquashovlfs usr/local/bin/enroot-mount \
 	usr/local/bin/enroot-switchroot usr/local/bin/enroot-nsenter \
 	usr/local/bin/enroot-makeself usr/local/lib/enroot usr/local/etc/enroot \

@@ -20,34 +20,53 @@ ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f ms", (b - a) * 1000 }'; }
 user=sncgpu
 venv_py=${SN_VENV_PYTHON:-/opt/torch/.venv/bin/python}
 
+# Everything outside /tmp: the GPU node's /tmp is not open to other
+# users (measured: an unprivileged mkdir there is refused).
+base=/opt/sn-enroot
+rm -rf "$base"
+mkdir -p "$base"
+chmod 0755 "$base"
+
 # 1. enroot, mksquashfs/unsquashfs (wrappers: their liblzo2 is carried)
 tar -xf "$carry/enroot.tar" -C / || exit 1
 sq=/opt/sn-squashfs
 mkdir -p "$sq"
 for d in "$carry"/debs/*.deb; do dpkg -x "$d" "$sq" || exit 1; done
 for t in mksquashfs unsquashfs; do
-	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/usr/lib/x86_64-linux-gnu exec %s/usr/bin/%s "$@"\n' \
-		"$sq" "$sq" "$t" >/usr/local/bin/$t
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib/x86_64-linux-gnu:%s/usr/lib/x86_64-linux-gnu exec %s/usr/bin/%s "$@"\n' \
+		"$sq" "$sq" "$sq" "$t" >/usr/local/bin/$t
 	chmod 0755 /usr/local/bin/$t
 done
 say "enroot $(enroot version), $(mksquashfs -version 2>&1 | head -n1)"
+mksquashfs -version >/dev/null 2>&1 || { say "mksquashfs does not run"; exit 1; }
 id "$user" >/dev/null 2>&1 || useradd -m "$user" || exit 1
 
 # 2. the image: this node's sh/coreutils/libc, the helper, the venv's NCCL
 ncclsrc=$("$venv_py" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))') ||
 	{ say "no nvidia-nccl wheel in $venv_py"; exit 1; }
 pyver=$("$venv_py" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
-root=/tmp/sn-img-root
+root=$base/img-root
 rm -rf "$root"
 mkdir -p "$root"/{bin,etc,tmp,proc,sys,dev,run,root,home,share,usr/local/bin,usr/lib/x86_64-linux-gnu}
 chmod 1777 "$root/tmp"
+# The libraries FILE... need, from this node, into the image.
+copy_deps() {
+	local f l
+	for f in "$@"; do
+		for l in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+			mkdir -p "$root$(dirname "$l")"
+			[ -e "$root$l" ] || cp -L "$l" "$root$l"
+		done
+	done
+}
 for f in sh bash cat sleep ls env id; do
 	p=$(type -P "$f") || continue
 	cp -L "$p" "$root/bin/"
-	for l in $(ldd "$p" | grep -o '/[^ ]*'); do
-		mkdir -p "$root$(dirname "$l")"; cp -nL "$l" "$root$l"
-	done
+	copy_deps "$p"
 done
+# What the helper, the wheel's NCCL and the driver (bound in below) need.
+copy_deps "$carry/nccl-warmup" "$ncclsrc/libnccl.so.2" \
+	$(ldconfig -p | awk '/libcuda\.so\.1 |libnvidia-ml\.so\.1 / && /x86-64/ { print $NF }')
 cp "$carry/nccl-warmup" "$root/usr/local/bin/"
 cp "$carry/libmunge.so.2" "$root/usr/lib/x86_64-linux-gnu/"
 wheel=/opt/venv/lib/$pyver/site-packages/nvidia/nccl/lib
@@ -56,7 +75,7 @@ cp -L "$ncclsrc/libnccl.so.2" "$root$wheel/"
 echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
 echo 'NCCL_NVLS_ENABLE=0' >"$root/etc/environment"
-img=/tmp/sn-venv-nccl.sqsh
+img=$base/sn-venv-nccl.sqsh
 t0=$EPOCHREALTIME
 mksquashfs "$root" "$img" -comp gzip -Xcompression-level 1 -noappend -quiet >/dev/null ||
 	{ say "mksquashfs failed"; exit 1; }
@@ -71,19 +90,22 @@ for l in libcuda.so.1 libnvidia-ml.so.1 libnvidia-ptxjitcompiler.so.1 libnvidia-
 	[ -n "$p" ] || continue
 	echo "$(readlink -f "$p") /usr/lib/x86_64-linux-gnu/$l none x-create=file,bind,ro,nosuid,nodev,private" >>"$fstab"
 done
-for d in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia[0-9]*; do
-	[ -e "$d" ] && echo "$d $d none x-create=file,bind,rw,nosuid,noexec,private" >>"$fstab"
-done
-say "mounts.d: $(wc -l <"$fstab") driver files and devices"
-cat >/usr/local/etc/enroot/enroot.conf.d/sn-gpu.conf <<'C'
-ENROOT_RUNTIME_PATH /tmp/enroot-sn/run/$(id -u)
-ENROOT_DATA_PATH /tmp/enroot-sn/data/$(id -u)
-ENROOT_CACHE_PATH /tmp/enroot-sn/cache/$(id -u)
+# /dev/nvidia* come with enroot's own /dev rbind (10-system.fstab).
+say "mounts.d: $(wc -l <"$fstab") driver libraries: $(awk '{ print $2 }' "$fstab" | paste -sd' ' -)"
+cat >/usr/local/etc/enroot/enroot.conf.d/sn-gpu.conf <<C
+ENROOT_RUNTIME_PATH $base/run/\$(id -u)
+ENROOT_DATA_PATH $base/data/\$(id -u)
+ENROOT_CACHE_PATH $base/cache/\$(id -u)
+ENROOT_TEMP_PATH $base/tmp
 C
-mkdir -p /tmp/enroot-sn/{run,data,cache} && chmod 1777 /tmp/enroot-sn/{run,data,cache}
-share=/tmp/sn-share
+mkdir -p "$base"/{run,data,cache,tmp} && chmod 1777 "$base"/{run,data,cache,tmp}
+share=$base/share
 rm -rf "$share"; mkdir -p "$share"; chmod 0777 "$share"
 
+# NVIDIA_VISIBLE_DEVICES (set on the GPU node) makes enroot's
+# hooks.d/98-nvidia.sh call nvidia-container-cli, which the node lacks:
+# the driver comes from mounts.d instead.
+unset NVIDIA_VISIBLE_DEVICES NVIDIA_DRIVER_CAPABILITIES
 as_user() { runuser -u "$user" -- env -u LD_LIBRARY_PATH HOME="/home/$user" "$@"; }
 if ! as_user true; then user=root; as_user() { env -u LD_LIBRARY_PATH "$@"; }; fi
 
@@ -95,19 +117,34 @@ if ! as_user enroot create --force --name sn-venv-nccl "$img"; then
 	as_user enroot create --force --name sn-venv-nccl "$img" || exit 1
 fi
 say "enroot create as $user: $(ms "$t0" "$EPOCHREALTIME")"
+start() {
+	as_user enroot start --mount "$share:/share" sn-venv-nccl sh -c \
+		"/usr/local/bin/nccl-warmup --mode comm --nccl $wheel --timeout 60 > /share/inside.txt 2>&1; echo \$\$ >/share/pid; while [ ! -e /share/go ]; do sleep 0.05; done" \
+		>"$out/start.log" 2>&1 &
+	start_pid=$!
+	for _ in $(seq 1200); do
+		[ -s "$share/pid" ] && return 0
+		kill -0 "$start_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	say "enroot start as $user failed: $(tail -n 5 "$out/start.log")"
+	return 1
+}
 t0=$EPOCHREALTIME
-as_user enroot start --mount "$share:/share" sn-venv-nccl sh -c \
-	"/usr/local/bin/nccl-warmup --mode comm --nccl $wheel --timeout 60 > /share/inside.txt 2>&1; echo \$\$ >/share/pid; while [ ! -e /share/go ]; do sleep 0.05; done" &
-start_pid=$!
-for _ in $(seq 1200); do [ -s "$share/pid" ] && break; sleep 0.05; done
-[ -s "$share/pid" ] || { say "the container did not start"; cat "$share/inside.txt" 2>/dev/null; exit 1; }
+if ! start; then
+	[ "$user" != root ] || exit 1
+	user=root; as_user() { env -u LD_LIBRARY_PATH "$@"; }
+	as_user enroot create --force --name sn-venv-nccl "$img" >/dev/null || exit 1
+	t0=$EPOCHREALTIME
+	start || exit 1
+fi
 say "enroot start + warmup inside: $(ms "$t0" "$EPOCHREALTIME")"
 say "inside the container: $(cat "$share/inside.txt")"
 pid=$(cat "$share/pid")
 
 # 5. from the host, through the running container, as its user (the
 # helper and libmunge copied where that user may read them)
-hdir=/tmp/sn-helper
+hdir=$base/helper
 rm -rf "$hdir"; mkdir -p "$hdir"
 cp "$carry/nccl-warmup" "$carry/libmunge.so.2" "$hdir/"
 chmod 0755 "$hdir" "$hdir"/*

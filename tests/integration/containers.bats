@@ -63,6 +63,31 @@ pyxis_creates() {
 	echo "# containers pyxis created for the failed step: $(($(pyxis_creates n1) - before))" >&3
 }
 
+# Listed the other way round, spank-nccl's task_init fails the task
+# before pyxis's runs: no container is created for a failed warmup.
+@test "container: spank-nccl listed before pyxis, a failed warmup creates no container" {
+	local before
+	SN_PYXIS_ORDER=after sn_plugstack_reset
+	grep -q 'spank_pyxis.so' <(tail -n1 "$SN_CLUSTER_DIR/etc/plugstack.conf") ||
+		sn_fail "pyxis not listed last: $(cat "$SN_CLUSTER_DIR/etc/plugstack.conf")"
+	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
+	before=$(pyxis_creates n1)
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'duplicate PCI bus ID'
+	[ "$(pyxis_creates n1)" -eq "$before" ] ||
+		sn_fail "pyxis created a container for the failed step"
+	# And a good step still runs in the image in this order.
+	unset FAKE_CUDA_BUSIDS
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
+		--container-image=./ok.sqsh --nccl-warmup=check cat /etc/sn-image
+	sn_assert_status 0
+	[ "$output" = ok ] || sn_fail "task ran in: $output"
+}
+
 @test "container: as the unprivileged job user" {
 	run --separate-stderr sn_as_user env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
 		FAKE_CUDA_LOG="$FAKE_CUDA_LOG" timeout -k 5 60 srun -n1 \
