@@ -205,6 +205,42 @@ static void test_fabric_record(void **state)
 	assert_non_null(strstr(line, "\"blame_node\":null"));
 }
 
+/* The GPU health checks' status and findings reach the record (schema 3). */
+static void test_health_record(void **state)
+{
+	static const char text[] =
+		"{\"version\":1,\"status\":\"gpu_busy\",\"exit_code\":14,"
+		"\"health_status\":\"gpu_busy\",\"health_findings\":"
+		"\"GPU 0 busy: held by another process: pid 7 (alice) 900 MiB\","
+		"\"health\":{\"checked\":true,\"gpus\":[{\"index\":0}]}}";
+	struct sn_warmup_result res;
+	struct sn_record r;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(sn_warmup_result_parse(text, strlen(text), &res, &err),
+			 0);
+	fill(&r, &res);
+	r.pass = false;
+	r.class = SN_CLASS_GPU_BUSY;
+	r.exit_code = 14;
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_true(len > 0);
+	assert_non_null(strstr(line, "\"class\":\"gpu_busy\""));
+	assert_non_null(strstr(line, "\"health_status\":\"gpu_busy\""));
+	assert_non_null(strstr(line, "\"health_findings\":\"GPU 0 busy: held by another process: pid 7 (alice) 900 MiB\""));
+	assert_non_null(strstr(line, "\"schema\":3"));
+	assert_int_equal(sn_record_read(line, len, &doc, &view, &err), 0);
+	assert_int_equal(sn_record_class_of_exit(13), SN_CLASS_GPU_HEALTH);
+	assert_int_equal(sn_record_class_of_exit(14), SN_CLASS_GPU_BUSY);
+	assert_true(sn_record_class_is_own_fault("gpu_busy"));
+	/* health=off: no keys from the helper, null in the record. */
+	res.health_status[0] = res.health_findings[0] = '\0';
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "\"health_status\":null"));
+	assert_non_null(strstr(line, "\"health_findings\":null"));
+}
+
 #define REJECT(text, why) do { \
 	assert_int_equal(sn_record_read(text, strlen(text), &doc, &view, \
 					&err), -1); \
@@ -464,6 +500,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_result_optional_keys),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_health_record),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_fabric_record),

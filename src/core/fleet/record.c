@@ -170,6 +170,8 @@ static struct value result_value(const struct sn_warmup_result *res,
 	case SN_F_NCCL_SOURCE: return str(res->nccl_source);
 	case SN_F_TRANSPORT: return str(res->transport);
 	case SN_F_BLAME_NODE: return str(res->blame_node);
+	case SN_F_HEALTH_STATUS: return str(res->health_status);
+	case SN_F_HEALTH_FINDINGS: return str(res->health_findings);
 	/* 0 is what the helper reports for "not measured". */
 	case SN_F_T_TOTAL: return number(res->total_ms > 0 ? res->total_ms : -1);
 	case SN_F_BUSBW: return number(res->busbw_gbps > 0 ? res->busbw_gbps : -1);

@@ -25,7 +25,7 @@
  * not know.  Records without "schema" are revision 1 (before "schema"
  * and "producer").
  */
-#define SN_RECORD_SCHEMA 2
+#define SN_RECORD_SCHEMA 3
 /* "producer": what wrote the record (configure's AC_INIT). */
 #define SN_RECORD_PRODUCER PACKAGE_NAME " " PACKAGE_VERSION
 
@@ -145,6 +145,8 @@ enum sn_field {
 	SN_F_C_REDUCESCATTER,
 	SN_F_C_SENDRECV,
 	SN_F_FAILED_OP,
+	SN_F_HEALTH_STATUS,	/* the GPU health checks (schema 3) */
+	SN_F_HEALTH_FINDINGS,
 	/* The helper's result only. */
 	SN_F_STATUS,
 	SN_F_NOTE,

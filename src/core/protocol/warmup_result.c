@@ -59,6 +59,8 @@ enum seen_bit {
 	SEEN_TRANSPORT = 1 << 23,
 	SEEN_FABRIC = 1 << 24,
 	SEEN_BLAME_NODE = 1 << 25,
+	SEEN_HEALTH_STATUS = 1 << 26,
+	SEEN_HEALTH_FINDINGS = 1 << 27,
 };
 
 _Static_assert(SN_F_T_TEARDOWN - SN_F_T_CUDA_INIT + 1 == SN_RESULT_PHASES,
@@ -243,6 +245,8 @@ static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		S(SN_F_NCCL_SOURCE, SEEN_NCCL_SOURCE, nccl_source),
 		S(SN_F_FAILED_OP, SEEN_FAILED_OP, failed_op),
 		S(SN_F_TRANSPORT, SEEN_TRANSPORT, transport),
+		S(SN_F_HEALTH_STATUS, SEEN_HEALTH_STATUS, health_status),
+		S(SN_F_HEALTH_FINDINGS, SEEN_HEALTH_FINDINGS, health_findings),
 #undef S
 	};
 

@@ -57,6 +57,9 @@ struct sn_warmup_result {
 	 * recorded: the plugin's verdict is the exit code.
 	 */
 	char blame_node[256];
+	/* "health_status", "health_findings" ("" when absent or null). */
+	char health_status[16];
+	char health_findings[1024];
 };
 
 /* The keys of phase_ms[I] (in timings_ms) and collective_ms[I]. */
