@@ -324,6 +324,37 @@ static void test_prom_render(void **state)
 			fail_msg("foreign line: %s", l);
 }
 
+/* The health checks' gauge: per check, the last warmup's GPUs it hit. */
+static void test_prom_health(void **state)
+{
+	static struct sn_warmup_result res;
+	static char text[65536];
+	struct sn_prom_state st;
+	struct sn_record r;
+	char *save, *l;
+
+	(void)state;
+	parse_helper(&res);
+	fill(&r, &res);
+	sn_prom_state_init(&st);
+	/* Not run (health=off, an older helper): no series. */
+	assert_true(sn_prom_render(&st, &r, text, sizeof(text)) > 0);
+	assert_null(strstr(text, "last_health_findings"));
+	snprintf(res.health_status, sizeof(res.health_status), "gpu_health");
+	snprintf(res.health_findings, sizeof(res.health_findings),
+		 "GPU 0 ecc: 2 volatile uncorrectable ECC errors since the driver loaded; GPU 3 ecc: 1 volatile; GPU 12 pcie: PCIe link x8, below its x16 (not a GPU 9 nvlink: here)");
+	assert_true(sn_prom_render(&st, &r, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "# TYPE spank_nccl_warmup_last_health_findings gauge\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"ecc\"} 2\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"pcie\"} 1\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"nvlink\"} 1\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"busy\"} 0\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"clocks\"} 0\n"));
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (!prom_line_ok(l))
+			fail_msg("foreign line: %s", l);
+}
+
 static void test_prom_state(void **state)
 {
 	static char text[65536];
@@ -501,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_result_optional_keys),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_health_record),
+		cmocka_unit_test(test_prom_health),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_fabric_record),

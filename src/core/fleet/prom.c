@@ -223,6 +223,7 @@ size_t sn_prom_render(const struct sn_prom_state *st,
 	    "nccl_version=\"%s\",gpu_model=\"%s\",source=\"%s\"} 1\n", drv,
 	    label, nccl, model,
 	    strcmp(r->source, "prolog") == 0 ? "prolog" : "spank");
+	sn_prom_render_health(&t, r);
 	return t.full ? 0 : t.len;
 }
 
