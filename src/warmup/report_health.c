@@ -67,6 +67,32 @@ static void gpu_json(const struct wu_run *s, size_t i, struct wu_out *o)
 	wu_out_add(o, "}");
 }
 
+static const char *status_word(const struct wu_health *h)
+{
+	const struct sn_health_verdict *v = &h->verdict;
+
+	if (!h->checked)
+		return "unchecked";
+	if (v->exit_code)
+		return sn_warmup_exit_status(v->exit_code);
+	return v->n ? "warn" : "ok";
+}
+
+/* The record's two keys: the status and the findings, fail then warn. */
+static void record_keys(const struct wu_health *h, struct wu_out *o)
+{
+	char fails[768], warns[768], both[1024];
+
+	sn_health_verdict_text(&h->verdict, SN_HL_FAIL, fails, sizeof(fails));
+	sn_health_verdict_text(&h->verdict, SN_HL_WARN, warns, sizeof(warns));
+	snprintf(both, sizeof(both), "%s%s%s", fails,
+		 fails[0] && warns[0] ? "; " : "", warns);
+	wu_out_add(o, ",\"%s\":\"%s\",\"%s\":",
+		   sn_field_key(SN_F_HEALTH_STATUS), status_word(h),
+		   sn_field_key(SN_F_HEALTH_FINDINGS));
+	wu_out_json_or_null(o, both);
+}
+
 void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
 {
 	const struct wu_health *h = &s->health;
@@ -75,16 +101,14 @@ void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
 
 	if (!h->ran)
 		return;
+	record_keys(h, o);
 	sn_health_policy_format(&s->opt.health, policy, sizeof(policy));
 	wu_out_add(o, ",\"health\":{\"checked\":%s,\"why_not\":",
 		   h->checked ? "true" : "false");
 	wu_out_json_or_null(o, h->why_not);
 	wu_out_add(o, ",\"ms\":%.2f,\"policy\":\"%s\",\"busy_mib\":%llu",
 		   h->ms, policy, s->opt.health.busy_mib);
-	wu_out_add(o, ",\"status\":\"%s\"",
-		   !h->checked ? "unchecked" :
-		   v->exit_code ? sn_warmup_exit_status(v->exit_code) :
-		   v->n ? "warn" : "ok");
+	wu_out_add(o, ",\"status\":\"%s\"", status_word(h));
 	wu_out_add(o, ",\"findings\":[");
 	for (size_t i = 0; i < v->n; i++) {
 		wu_out_add(o, "%s{\"check\":\"%s\",\"level\":\"%s\",\"gpu\":%d,\"detail\":",

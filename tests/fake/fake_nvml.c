@@ -73,6 +73,9 @@ static long long value(const char *name, int i, long long def)
 	char var[64], v[32];
 
 	snprintf(var, sizeof(var), "FAKE_NVML_%s", name);
+	/* FAKE_NVML_HOSTS: the scripted readings only on those hosts. */
+	if (getenv("FAKE_NVML_HOSTS") && !fake_host_listed("FAKE_NVML_HOSTS"))
+		return def;
 	if (!item(getenv(var), i, v, sizeof(v)))
 		return def;
 	if (strcasecmp(v, "na") == 0)
@@ -199,6 +202,8 @@ static unsigned int procs_of(int gpu, nvmlProcessInfo_t *out, unsigned int max,
 	unsigned int n = 0;
 
 	*sum = 0;
+	if (getenv("FAKE_NVML_HOSTS") && !fake_host_listed("FAKE_NVML_HOSTS"))
+		p = NULL;
 	while (p && *p) {
 		int g;
 		unsigned int pid;

@@ -199,3 +199,15 @@ teardown() {
 	sn_assert_failed
 	sn_assert_msg 'fabric_transport=ib.*no-socket'
 }
+
+@test "fabric: a node failing a GPU health check (NVML) is the node at fault; the others are peer_failed" {
+	sn_fake_env ok
+	export FAKE_NVML_HOSTS=n2 FAKE_NVML_ECC_UNCORR=4
+	run --separate-stderr fabric_srun
+	sn_assert_failed
+	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
+	sn_assert_msg 'warmup failed on node n2 .*GPU 0 ecc: 4 volatile uncorrectable ECC errors'
+	sn_assert_msg 'warmup failed on node n1 .*node n2'
+	sn_assert_msg 'warmup failed on node n3 .*node n2'
+	assert_nothing_left 29400 29499
+}

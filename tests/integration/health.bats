@@ -221,3 +221,21 @@ start_holder() {
 	assert_tasks_ran
 	sn_assert_msg '1 GPU WARNING: bus bandwidth floor of 100 GB/s not measurable with one rank \(not met, not failed\)'
 }
+
+@test "health: the fleet record carries the class, health_status and health_findings" {
+	local rec="$SN_CLUSTER_DIR/tmp/health-records-$BATS_TEST_NUMBER"
+	rm -rf "$rec"
+	mkdir -p "$rec"
+	sn_plugstack_set "record_file=$rec/%n.jsonl"
+	export FAKE_NVML_CLOCK_REASONS=0x8
+	expect_warn 'GPU 0 clocks: clocks slowed down: HW slowdown'
+	grep -q '"class":"ok".*"health_status":"warn","health_findings":"GPU 0 clocks: clocks slowed down: HW slowdown; GPU 1 clocks' "$rec/n1.jsonl" ||
+		sn_fail "record of the warning: $(cat "$rec/n1.jsonl")"
+	unset FAKE_NVML_CLOCK_REASONS
+	start_holder
+	export FAKE_NVML_PROCS="1:$HOLDER:70000"
+	expect_fail "GPU 1 busy"
+	tail -n 1 "$rec/n1.jsonl" |
+		grep -q "\"class\":\"gpu_busy\".*\"health_status\":\"gpu_busy\",\"health_findings\":\"GPU 1 busy: held by another process: pid $HOLDER ($SN_USER) 70000 MiB" ||
+		sn_fail "record of the failure: $(tail -n 1 "$rec/n1.jsonl")"
+}

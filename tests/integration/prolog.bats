@@ -337,3 +337,19 @@ time_sruns() {
 	[ "$delta" -le $((check + 25 + check / 5)) ] ||
 		sn_fail "delta ${delta} ms exceeds the check's ${check} ms"
 }
+
+@test "prolog: a GPU health check (NVML) that fails drains the node with its message; HEALTH=off skips it" {
+	write_conf check FAKE_NVML_REMAP_PENDING=1
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	wait_drained || sn_fail "node not drained: $(node_state)"
+	reason=$(node_reason)
+	echo "# Reason=$reason" >&3
+	[[ $reason == "spank-nccl: "*"GPU 0 row_remap: row remap pending"* ]] ||
+		sn_fail "Reason: $reason"
+	sn_timeout scontrol update nodename=n1 state=resume
+	write_conf check FAKE_NVML_REMAP_PENDING=1 HEALTH=off
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+}

@@ -209,6 +209,42 @@ static void test_fabric_record(void **state)
 	assert_non_null(strstr(line, "\"blame_node\":null"));
 }
 
+/* The GPU health checks' status and findings reach the record (schema 3). */
+static void test_health_record(void **state)
+{
+	static const char text[] =
+		"{\"version\":1,\"status\":\"gpu_busy\",\"exit_code\":14,"
+		"\"health_status\":\"gpu_busy\",\"health_findings\":"
+		"\"GPU 0 busy: held by another process: pid 7 (alice) 900 MiB\","
+		"\"health\":{\"checked\":true,\"gpus\":[{\"index\":0}]}}";
+	struct sn_warmup_result res;
+	struct sn_record r;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(sn_warmup_result_parse(text, strlen(text), &res, &err),
+			 0);
+	fill(&r, &res);
+	r.pass = false;
+	r.class = SN_CLASS_GPU_BUSY;
+	r.exit_code = 14;
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_true(len > 0);
+	assert_non_null(strstr(line, "\"class\":\"gpu_busy\""));
+	assert_non_null(strstr(line, "\"health_status\":\"gpu_busy\""));
+	assert_non_null(strstr(line, "\"health_findings\":\"GPU 0 busy: held by another process: pid 7 (alice) 900 MiB\""));
+	assert_non_null(strstr(line, "\"schema\":3"));
+	assert_int_equal(sn_record_read(line, len, &doc, &view, &err), 0);
+	assert_int_equal(sn_record_class_of_exit(13), SN_CLASS_GPU_HEALTH);
+	assert_int_equal(sn_record_class_of_exit(14), SN_CLASS_GPU_BUSY);
+	assert_true(sn_record_class_is_own_fault("gpu_busy"));
+	/* health=off: no keys from the helper, null in the record. */
+	res.health_status[0] = res.health_findings[0] = '\0';
+	len = sn_record_format(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "\"health_status\":null"));
+	assert_non_null(strstr(line, "\"health_findings\":null"));
+}
+
 #define REJECT(text, why) do { \
 	assert_int_equal(sn_record_read(text, strlen(text), &doc, &view, \
 					&err), -1); \
@@ -308,6 +344,37 @@ static void test_prom_render(void **state)
 	assert_null(strstr(text, "job="));	/* fault="job" is a value */
 	assert_null(strstr(text, "alice"));
 	assert_null(strstr(text, "step"));
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (!prom_line_ok(l))
+			fail_msg("foreign line: %s", l);
+}
+
+/* The health checks' gauge: per check, the last warmup's GPUs it hit. */
+static void test_prom_health(void **state)
+{
+	static struct sn_warmup_result res;
+	static char text[65536];
+	struct sn_prom_state st;
+	struct sn_record r;
+	char *save, *l;
+
+	(void)state;
+	parse_helper(&res);
+	fill(&r, &res);
+	sn_prom_state_init(&st);
+	/* Not run (health=off, an older helper): no series. */
+	assert_true(sn_prom_render(&st, &r, text, sizeof(text)) > 0);
+	assert_null(strstr(text, "last_health_findings"));
+	snprintf(res.health_status, sizeof(res.health_status), "gpu_health");
+	snprintf(res.health_findings, sizeof(res.health_findings),
+		 "GPU 0 ecc: 2 volatile uncorrectable ECC errors since the driver loaded; GPU 3 ecc: 1 volatile; GPU 12 pcie: PCIe link x8, below its x16 (not a GPU 9 nvlink: here)");
+	assert_true(sn_prom_render(&st, &r, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "# TYPE spank_nccl_warmup_last_health_findings gauge\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"ecc\"} 2\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"pcie\"} 1\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"nvlink\"} 1\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"busy\"} 0\n"));
+	assert_non_null(strstr(text, "spank_nccl_warmup_last_health_findings{check=\"clocks\"} 0\n"));
 	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		if (!prom_line_ok(l))
 			fail_msg("foreign line: %s", l);
@@ -524,6 +591,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_result_optional_keys),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_health_record),
+		cmocka_unit_test(test_prom_health),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_fabric_record),

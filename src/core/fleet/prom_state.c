@@ -501,5 +501,6 @@ size_t sn_prom_render(const struct sn_prom_state *st,
 					    families[f].kind == GAUGE ? 17 : 15,
 					    st->s[i].v);
 	}
+	sn_prom_render_health(&t, r);
 	return t.full ? 0 : t.len;
 }

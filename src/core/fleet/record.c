@@ -193,6 +193,8 @@ static struct value result_value(const struct sn_warmup_result *res,
 	case SN_F_FAB_RANK_BASE: return integer(res->fabric.rank_base);
 	case SN_F_FAB_COORDINATOR: return str(res->fabric.coordinator);
 	case SN_F_FAB_REFUSED: return integer(res->fabric.refused);
+	case SN_F_HEALTH_STATUS: return str(res->health_status);
+	case SN_F_HEALTH_FINDINGS: return str(res->health_findings);
 	/* 0 is what the helper reports for "not measured". */
 	case SN_F_T_TOTAL: return number(res->total_ms > 0 ? res->total_ms : -1);
 	case SN_F_BUSBW: return number(res->busbw_gbps > 0 ? res->busbw_gbps : -1);

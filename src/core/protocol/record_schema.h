@@ -157,6 +157,8 @@ enum sn_field {
 	SN_F_C_REDUCESCATTER,
 	SN_F_C_SENDRECV,
 	SN_F_FAILED_OP,
+	SN_F_HEALTH_STATUS,	/* the GPU health checks (schema 3) */
+	SN_F_HEALTH_FINDINGS,
 	/* The helper's result only. */
 	SN_F_STATUS,
 	SN_F_NOTE,

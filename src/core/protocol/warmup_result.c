@@ -61,6 +61,8 @@ enum seen_bit {
 	SEEN_BLAME_NODE = 1 << 25,
 	SEEN_FAULT = 1 << 26,
 	SEEN_BYTES = 1 << 27,
+	SEEN_HEALTH_STATUS = 1 << 28,
+	SEEN_HEALTH_FINDINGS = 1 << 29,
 };
 
 _Static_assert(SN_F_T_TEARDOWN - SN_F_T_CUDA_INIT + 1 == SN_RESULT_PHASES,
@@ -267,6 +269,8 @@ static int top_strings(struct sn_json_reader *r, const char *key, int depth,
 		S(SN_F_FAILED_OP, SEEN_FAILED_OP, failed_op),
 		S(SN_F_TRANSPORT, SEEN_TRANSPORT, transport),
 		S(SN_F_FAULT, SEEN_FAULT, fault),
+		S(SN_F_HEALTH_STATUS, SEEN_HEALTH_STATUS, health_status),
+		S(SN_F_HEALTH_FINDINGS, SEEN_HEALTH_FINDINGS, health_findings),
 #undef S
 	};
 

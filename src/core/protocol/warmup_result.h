@@ -66,6 +66,9 @@ struct sn_warmup_result {
 		long nodes, node_index, ranks, rank_base, refused;
 		char coordinator[64];
 	} fabric;
+	/* "health_status", "health_findings" ("" when absent or null). */
+	char health_status[16];
+	char health_findings[1024];
 };
 
 /* The keys of phase_ms[I] (in timings_ms) and collective_ms[I]. */

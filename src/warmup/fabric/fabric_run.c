@@ -181,6 +181,10 @@ static int local_checks(struct wu_run *run, struct wu_cu *cu,
 
 	if (!code)
 		code = wu_gpus_check_duplicates(run);
+	/* Before the contexts, as in comm mode: a node failing a health
+	 * check is the node at fault (13/14), the others peer_failed. */
+	if (!code)
+		code = wu_health_check(run);
 	if (!code)
 		code = wu_nccl_load(run, nccl);
 	/* One process cannot use several MIG instances in one communicator
