@@ -1,8 +1,14 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# Container sites, sourced by cluster.sh: nodes without a host NCCL
-# (SN_HIDE_HOST_NCCL=1), and real pyxis + enroot (SN_PYXIS=1).
+# Container sites, sourced by cluster.sh: nodes without a host NCCL, and
+# real pyxis + enroot (SN_PYXIS=1, below).
+#   SN_HIDE_HOST_NCCL=1 the nodes (slurmd, its steps, Prolog) see no host
+#                       NCCL, as at a site whose jobs bring theirs in a
+#                       container image: each slurmd runs in its own mount
+#                       namespace over an ld.so.cache without the
+#                       directories holding libnccl.so*
+: "${SN_HIDE_HOST_NCCL:=0}"
 
 # The dynamic loader's trusted directories: a libnccl there cannot be
 # hidden by the cache alone.
