@@ -92,10 +92,8 @@ run_bats() {	# run_bats PREFIX FILE...
 # runs on the host's release only (run-all.sh sets SN_RELEASE_IS_HOST):
 # fleet.bats, whose record file, metrics and report are spank-nccl's own
 # code whatever the release, needs prometheus-node-exporter, which the
-# release roots do not have; containers*.bats (real pyxis + enroot), whose
-# runtime packages (squashfs-tools, parallel, gawk, libmd-dev) only the
-# host installs (tests/install-deps.sh).
-host_only='/(fleet|containers|containers_multinode)\.bats$'
+# release roots do not have.
+host_only='/fleet\.bats$'
 # shellcheck disable=SC2046
 run_bats "" tests/integration/harness.bats \
 	$(ls tests/integration/*.bats | grep -v '/harness.bats$' |

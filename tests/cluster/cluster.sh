@@ -33,11 +33,7 @@
 #                       tests/cluster/release.sh creates and caches); the
 #                       commands below then run inside that chroot
 #   SN_SLURMD_PARAMETERS extra SlurmdParameters (e.g. contain_spank, 24.05+)
-#   SN_HIDE_HOST_NCCL=1 the nodes (slurmd, its steps, Prolog) see no host
-#                       NCCL: a node of a site whose jobs bring their NCCL
-#                       in a container image.  Each slurmd runs in its own
-#                       mount namespace over an ld.so.cache without the
-#                       directories holding libnccl.so*
+#   SN_HIDE_HOST_NCCL=1, SN_PYXIS=1  see containers.sh
 #   SN_INSTALLED=1      use the installed package (spank_nccl.so in Slurm's
 #                       plugin dir, LIBEXECDIR/nccl-warmup, the profile file
 #                       in /etc/slurm) instead of copies from SN_BUILD_DIR;
@@ -65,7 +61,6 @@ source "$SN_CLUSTER_LIB_DIR/release.sh"
 : "${SN_START_WAIT:=10}"
 : "${SN_SLURMD_PARAMETERS:=}"
 : "${SN_INSTALLED:=0}"
-: "${SN_HIDE_HOST_NCCL:=0}"
 : "${SN_INSTALLED_PLUGIN:=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl.so}"
 : "${SN_INSTALLED_HELPER:=/usr/libexec/nccl-warmup}"
 : "${SN_INSTALLED_PROFILES:=/etc/slurm/nccl-profiles.conf}"
@@ -361,9 +356,7 @@ source "$SN_CLUSTER_LIB_DIR/containers.sh"
 sn__start_slurmd() {
 	local i=$1 d=$SN_CLUSTER_DIR node="n$1" ns hide
 	hide=$(sn__hide_nccl_cmd)
-	if [ "$SN_HIDE_HOST_NCCL" = 1 ]; then
-		sn__nonccl_cache || return 1
-	fi
+	[ "$SN_HIDE_HOST_NCCL" != 1 ] || sn__nonccl_cache || return 1
 	if sn_cluster_uses_netns; then
 		ns=$(sn__netns_name "$i")
 		# The node gets its own network and hostname; everything else
@@ -389,11 +382,8 @@ sn__start_slurmd() {
 		# gethostname()) inherits it.
 		# SN_HIDE_HOST_NCCL=1: also a mount namespace (the loader's
 		# cache without NCCL), a slave of the host's.
-		if [ -n "$hide" ]; then
-			set -- --mount --propagation slave
-		else
-			set --
-		fi
+		set --
+		[ -z "$hide" ] || set -- --mount --propagation slave
 		unshare --uts "$@" \
 			sh -c "${hide}hostname $node && exec slurmd -f '$SLURM_CONF' -N $node" \
 			>>"$d/log/slurmd-$node.out" 2>&1

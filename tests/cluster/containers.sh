@@ -1,8 +1,14 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# Container sites, sourced by cluster.sh: nodes without a host NCCL
-# (SN_HIDE_HOST_NCCL=1), and real pyxis + enroot (SN_PYXIS=1).
+# Container sites, sourced by cluster.sh: nodes without a host NCCL, and
+# real pyxis + enroot (SN_PYXIS=1, below).
+#   SN_HIDE_HOST_NCCL=1 the nodes (slurmd, its steps, Prolog) see no host
+#                       NCCL, as at a site whose jobs bring theirs in a
+#                       container image: each slurmd runs in its own mount
+#                       namespace over an ld.so.cache without the
+#                       directories holding libnccl.so*
+: "${SN_HIDE_HOST_NCCL:=0}"
 
 # The dynamic loader's trusted directories: a libnccl there cannot be
 # hidden by the cache alone.
@@ -45,17 +51,15 @@ sn__hide_nccl_cmd() {
 
 # ---------------------------------------------------------------------
 # pyxis 0.24.0 and enroot 4.1.2, built from their sources in
-# SN_THIRD_PARTY (never copied into this repository) once per Slurm
+# ../shared/third_party (sn_third_party_dir, release.sh; never copied into
+# this repository; bound into the release roots) once per Slurm
 # release and cached: enroot installed under /usr/local (pyxis runs it
 # from the job's PATH), spank_pyxis.so in SN_PYXIS_CACHE/RELEASE/.
 #   SN_PYXIS=1          plugstack.conf lists pyxis before spank-nccl
 #   SN_PYXIS_ORDER=after  ... after it instead (the wrong order)
-#   SN_THIRD_PARTY      the sources (default ../shared/third_party beside
-#                       the source tree)
 #   SN_PYXIS_CACHE      the build cache (default /var/cache/spank-nccl/pyxis)
 : "${SN_PYXIS:=0}"
 : "${SN_PYXIS_ORDER:=before}"
-: "${SN_THIRD_PARTY:=$(cd "$SN_SRC_DIR/.." && pwd)/shared/third_party}"
 : "${SN_PYXIS_CACHE:=/var/cache/spank-nccl/pyxis}"
 SN_PYXIS_VERSION=0.24.0
 SN_ENROOT_VERSION=4.1.2
@@ -64,24 +68,28 @@ sn_pyxis_so() { echo "$SN_PYXIS_CACHE/$(sn_release_local)/spank_pyxis.so"; }
 
 # Builds and installs enroot and pyxis unless the cache has them.
 sn_pyxis_build() {
-	local dir src
+	local dir src tp
 	dir=$SN_PYXIS_CACHE/$(sn_release_local)
+	tp=$(sn_third_party_dir) || {
+		sn__die "../shared/third_party not found (set SN_THIRD_PARTY_DIR)"
+		return 1
+	}
 	if [ -f "$dir/spank_pyxis.so" ] && command -v enroot >/dev/null &&
 	   [ "$(enroot version)" = "$SN_ENROOT_VERSION" ]; then
 		return 0
 	fi
 	for src in "enroot-$SN_ENROOT_VERSION-with-submodules" \
 		   "pyxis-$SN_PYXIS_VERSION"; do
-		[ -f "$SN_THIRD_PARTY/$src.tar.xz" ] || {
-			sn__die "$SN_THIRD_PARTY/$src.tar.xz missing (set SN_THIRD_PARTY)"
+		[ -f "$tp/$src.tar.xz" ] || {
+			sn__die "$tp/$src.tar.xz missing (set SN_THIRD_PARTY_DIR)"
 			return 1
 		}
 	done
 	sn__log "building enroot $SN_ENROOT_VERSION and pyxis $SN_PYXIS_VERSION into $dir (once)"
 	rm -rf "$dir/src"
 	mkdir -p "$dir/src"
-	tar xf "$SN_THIRD_PARTY/enroot-$SN_ENROOT_VERSION-with-submodules.tar.xz" -C "$dir/src" &&
-	tar xf "$SN_THIRD_PARTY/pyxis-$SN_PYXIS_VERSION.tar.xz" -C "$dir/src" &&
+	tar xf "$tp/enroot-$SN_ENROOT_VERSION-with-submodules.tar.xz" -C "$dir/src" &&
+	tar xf "$tp/pyxis-$SN_PYXIS_VERSION.tar.xz" -C "$dir/src" &&
 	make -C "$dir/src/enroot" -j2 >"$dir/build.log" 2>&1 &&
 	make -C "$dir/src/enroot" install >>"$dir/build.log" 2>&1 &&
 	make -C "$dir/src/pyxis" >>"$dir/build.log" 2>&1 || {

@@ -38,11 +38,14 @@ SN_RELEASES="22.05 24.11 26.05"
 # docs_examples.bats checks the JSON of the docs' nccl-warmup --json
 # examples; nhc.bats builds LBNL NHC with autoconf/automake/make;
 # python3-jsonschema: make check validates records against
-# docs/record.schema.json (test_record_json_schema.sh).
+# docs/record.schema.json (test_record_json_schema.sh); squashfs-tools,
+# parallel, gawk, libmd-dev, libcap2-bin, curl: enroot, built and run by
+# containers*.bats (tests/cluster/containers.sh).
 SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 build-essential autoconf automake libtool pkgconf libcmocka-dev bats
 iproute2 util-linux passwd procps ca-certificates xz-utils
-dpkg-dev debhelper fakeroot man-db groff-base jq python3-jsonschema"
+dpkg-dev debhelper fakeroot man-db groff-base jq python3-jsonschema
+squashfs-tools parallel gawk libmd-dev libcap2-bin curl"
 
 # The Debian suite that ships RELEASE.
 sn_release_suite() {

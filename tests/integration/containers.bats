@@ -5,8 +5,9 @@
 # tests/cluster/containers.sh, pyxis listed before spank-nccl) on a
 # one-node cluster whose node has no NCCL of its own:
 # `srun --container-image=./IMG.sqsh --nccl-warmup` runs the warmup, then
-# pyxis starts the container, and a failed warmup keeps the tasks (and
-# the container) from starting.  Offline squashfs images (mksquashfs).
+# pyxis starts the container, and a failed warmup keeps the tasks from
+# starting; nccl-warmup --container-pid warms a running container's own
+# NCCL.  Offline squashfs images (mksquashfs).
 
 load common
 load helpers/containers
