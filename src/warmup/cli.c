@@ -26,6 +26,7 @@ void wu_cli_usage(void)
 	      "                   [--fabric-transport any|no-socket]\n"
 	      "                   [--munge-socket PATH]\n"
 	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
+	      "                   [--health-detail]\n"
 	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
@@ -74,6 +75,9 @@ void wu_cli_usage(void)
 	      "  --health-busy-mib MIB\n"
 	      "                     memory other processes may hold on a GPU before\n"
 	      "                     the busy check counts it (default %llu)\n"
+	      "  --health-detail    the JSON lists every GPU's NVML readings (default:\n"
+	      "                     only GPUs with a finding, so slurmd's log line\n"
+	      "                     stays whole)\n"
 	      "  --limits           print the limits above and how a supervisor\n"
 	      "                     bounds this program, KEY=VALUE lines\n",
 	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
@@ -272,6 +276,7 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_MUNGE_SOCKET, required_argument, NULL, 'M' },
 	{ SN_HELPER_OPT_HEALTH, required_argument, NULL, 'H' },
 	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
+	{ "health-detail", no_argument, NULL, 'E' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -312,6 +317,9 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 			return WU_CLI_EXIT_OK;
 		case 'j':
 			opt->json = true;
+			break;
+		case 'E':
+			opt->health_detail = true;
 			break;
 		case 'q':
 			opt->quiet = true;

@@ -100,6 +100,7 @@ struct wu_options {
 	bool refuse_socket;		/* --fabric-transport no-socket */
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
 	struct sn_health_policy health;	/* --health, --health-busy-mib */
+	bool health_detail;		/* --health-detail: every GPU's readings */
 };
 
 /* The GPU health checks' outcome (nvml.c; health.h judges). */

@@ -305,6 +305,21 @@ run one-gpu-tree-ring CUDA_VISIBLE_DEVICES=0 "NCCL_ALGO=ring,tree;allreduce:tree
 expect_rc 0
 run one-gpu-tree-per-coll CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree,Ring -- --json
 expect_rc 0
+# --- the health object: readings of the GPUs a check names; all with --health-detail
+run health-clean -- --json --mode check
+expect_rc 0
+expect_json '"health_status":"ok","health_findings":null,"health":{"checked":true,"why_not":null,"ms":'
+expect_json '"policy":"default","busy_mib":1024,"status":"ok","findings":[],"notes":null,"gpus":[]}'
+run health-detail -- --json --mode check --health-detail --health default,pcie:fail
+expect_rc 0
+expect_json '"policy":"default,pcie:fail"'
+expect_json '"gpus":[{"index":0,"read":true,"mem_used_mib":512'
+expect_json '{"index":3,"read":true'
+run health-finding FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
+expect_rc 13; expect_shape
+expect_json '"health_status":"gpu_health","health_findings":"GPU 1 ecc: 7 volatile uncorrectable ECC errors since the driver loaded"'
+expect_json '"gpus":[{"index":1,"read":true'
+expect_no_json '{"index":0,"read":true'
 # NCCL 2.23 still falls back to Ring: a bare Tree is fine there.
 run one-gpu-tree-old CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree \
 	LD_LIBRARY_PATH=$fake/cuda:$fake/nccl-alt -- --json
