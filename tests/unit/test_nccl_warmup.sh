@@ -320,6 +320,13 @@ expect_rc 13; expect_shape
 expect_json '"health_status":"gpu_health","health_findings":"GPU 1 ecc: 7 volatile uncorrectable ECC errors since the driver loaded"'
 expect_json '"gpus":[{"index":1,"read":true'
 expect_no_json '{"index":0,"read":true'
+# NVML that does not know the bus ID (a VM's renumbered PCI): the UUID finds it.
+run health-by-uuid FAKE_NVML_FAIL=busid FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
+expect_rc 13
+expect_err "GPU 1 ecc: 7 volatile uncorrectable ECC errors"
+run health-unknown-gpu FAKE_NVML_FAIL=lookup FAKE_NVML_ECC_UNCORR=7 -- --json --mode check
+expect_rc 0
+expect_err "NVML does not know GPU 0 (0000:01:00.0): Not Found"
 # NCCL 2.23 still falls back to Ring: a bare Tree is fine there.
 run one-gpu-tree-old CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree \
 	LD_LIBRARY_PATH=$fake/cuda:$fake/nccl-alt -- --json
