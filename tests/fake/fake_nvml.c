@@ -117,6 +117,9 @@ nvmlReturn_t nvmlInit_v2(void)
 {
 	if (fake_env_has("FAKE_NVML_FAIL", "init"))
 		return NVML_ERROR_UNKNOWN;
+	/* A degraded GPU's driver call that never returns. */
+	if (fake_env_has("FAKE_NVML_HANG", "init"))
+		fake_hang();
 	if (fake.inits++ == 0)
 		setup();
 	return NVML_SUCCESS;

@@ -223,6 +223,11 @@ run cuda-hang FAKE_CUDA_HANG=init -- --json --timeout 1
 expect_rc 8; expect_shape
 expect_err "timed out after 1 s, blocked in cuInit"
 [ "$elapsed_ms" -lt 15000 ] || fail "took ${elapsed_ms} ms for --timeout 1 (a hang that the deadline did not end)"
+# A wedged NVML is ended by the same deadline, naming the call.
+run nvml-hang FAKE_NVML_HANG=init -- --json --mode check --timeout 1
+expect_rc 8; expect_shape
+expect_err "timed out after 1 s, blocked in nvmlInit_v2"
+[ "$elapsed_ms" -lt 15000 ] || fail "took ${elapsed_ms} ms for --timeout 1 (NVML hang not ended)"
 
 # 6 s, not 1: under ASan on a loaded 2-core machine the fake's
 # communicator init alone took 2.9 s (CI: "blocked in ncclGroupEnd
