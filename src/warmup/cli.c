@@ -27,6 +27,7 @@ void wu_cli_usage(void)
 	      "                   [--munge-socket PATH]\n"
 	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
 	      "                   [--container-pid PID [--container-image NAME]]\n"
+	      "                   [--health-detail]\n"
 	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
 	      "Checks the GPUs this process can see and that NCCL can build a\n"
@@ -82,6 +83,9 @@ void wu_cli_usage(void)
 	      "                     its NCCL_* variables, from the host side\n"
 	      "  --container-image NAME\n"
 	      "                     that container's image, for messages\n"
+	      "  --health-detail    the JSON lists every GPU's NVML readings (default:\n"
+	      "                     only GPUs with a finding, so slurmd's log line\n"
+	      "                     stays whole)\n"
 	      "  --limits           print the limits above and how a supervisor\n"
 	      "                     bounds this program, KEY=VALUE lines\n",
 	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
@@ -310,6 +314,7 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
 	{ "container-pid", required_argument, NULL, 'p' },
 	{ "container-image", required_argument, NULL, 'i' },
+	{ "health-detail", no_argument, NULL, 'E' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -350,6 +355,9 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 			return WU_CLI_EXIT_OK;
 		case 'j':
 			opt->json = true;
+			break;
+		case 'E':
+			opt->health_detail = true;
 			break;
 		case 'q':
 			opt->quiet = true;

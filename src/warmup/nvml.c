@@ -244,27 +244,22 @@ static bool all_off(const struct sn_health_policy *p)
 	return true;
 }
 
-int wu_health_check(struct wu_run *run)
+/* Fills HS from NVML; false (HS->why_not says why) if NVML is unusable. */
+static bool read_all(struct wu_run *run, struct wu_health *hs)
 {
-	static struct wu_health local;	/* main thread only; 40 KiB */
-	struct wu_health *hs = &local;
 	struct wu_nvml n;
 	int ordinals[WU_MAX_GPUS];
-	double t0 = sn_clock_ms();
 	nvmlReturn_t rc;
 
-	if (all_off(&run->opt.health))
-		return SN_WARMUP_OK;
-	memset(hs, 0, sizeof(*hs));
 	wu_doing(run, "dlopen(" WU_LIBNVML ")");
 	if (!nvml_load(&n, hs->why_not, sizeof(hs->why_not)))
-		goto out;
+		return false;
 	wu_doing(run, "nvmlInit_v2");
 	rc = n.init();
 	if (rc != NVML_SUCCESS) {
 		snprintf(hs->why_not, sizeof(hs->why_not), "nvmlInit_v2: %s",
 			 n.error_string(rc));
-		goto out;
+		return false;
 	}
 	wu_doing(run, "NVML health queries");
 	for (size_t i = 0; i < run->n_gpus; i++) {
@@ -286,10 +281,28 @@ int wu_health_check(struct wu_run *run)
 		read_links(&n, dev, h);
 	}
 	n.shutdown();
-	hs->checked = true;
 	sn_health_evaluate(&run->opt.health, hs->gpu, ordinals, run->n_gpus,
 			   &hs->verdict);
-out:
+	/* libnvidia-ml stays loaded: dlclose of driver libraries is not
+	 * safe while their threads may run. */
+	return true;
+}
+
+int wu_health_check(struct wu_run *run)
+{
+	/* Filled outside the lock (NVML may block), then copied in. */
+	struct wu_health *hs;
+	double t0 = sn_clock_ms();
+	char text[WU_MESSAGE_MAX - 64];
+	int code;
+
+	if (all_off(&run->opt.health))
+		return SN_WARMUP_OK;
+	hs = calloc(1, sizeof(*hs));
+	if (!hs)
+		return wu_fail(run, SN_WARMUP_INTERNAL,
+			       "out of memory for the GPU health checks");
+	hs->checked = read_all(run, hs);
 	hs->ms = sn_clock_ms() - t0;
 	hs->ran = true;
 	pthread_mutex_lock(&run->lock);
@@ -297,14 +310,10 @@ out:
 	pthread_mutex_unlock(&run->lock);
 	if (!hs->checked)
 		wu_note(run, "GPU health not checked: %s", hs->why_not);
-	/* libnvidia-ml stays loaded: dlclose of driver libraries is not
-	 * safe while their threads may run. */
-	if (hs->verdict.exit_code) {
-		char text[WU_MESSAGE_MAX - 64];
-
+	code = hs->verdict.exit_code;
+	if (code)
 		sn_health_verdict_text(&hs->verdict, SN_HL_FAIL, text,
 				       sizeof(text));
-		return wu_fail(run, hs->verdict.exit_code, "%s", text);
-	}
-	return SN_WARMUP_OK;
+	free(hs);
+	return code ? wu_fail(run, code, "%s", text) : SN_WARMUP_OK;
 }

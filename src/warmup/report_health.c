@@ -33,11 +33,21 @@ static void num(struct wu_out *o, const char *key, long long v)
 		wu_out_add(o, ",\"%s\":%lld", key, v);
 }
 
-static void gpu_json(const struct wu_run *s, size_t i, struct wu_out *o)
+/* True if a finding names CUDA ordinal GPU. */
+static bool has_finding(const struct sn_health_verdict *v, int gpu)
+{
+	for (size_t k = 0; k < v->n; k++)
+		if (v->f[k].gpu == gpu)
+			return true;
+	return false;
+}
+
+static void gpu_json(const struct wu_run *s, size_t i, bool first,
+		     struct wu_out *o)
 {
 	const struct sn_gpu_health *g = &s->health.gpu[i];
 
-	wu_out_add(o, "%s{\"index\":%d,\"read\":%s", i ? "," : "",
+	wu_out_add(o, "%s{\"index\":%d,\"read\":%s", first ? "" : ",",
 		   s->gpus[i].index, g->read ? "true" : "false");
 	num(o, "mem_used_mib", g->mem_used_mib);
 	num(o, "mem_total_mib", g->mem_total_mib);
@@ -93,6 +103,22 @@ static void record_keys(const struct wu_health *h, struct wu_out *o)
 	wu_out_json_or_null(o, both);
 }
 
+/* "default" and the checks whose level differs from it: parsable back. */
+static void short_policy(const struct sn_health_policy *p, char *out,
+			 size_t len)
+{
+	struct sn_health_policy def;
+	size_t o;
+
+	sn_health_policy_defaults(&def);
+	o = (size_t)snprintf(out, len, "default");
+	for (int c = 0; c < SN_HC_COUNT && o < len; c++)
+		if (p->level[c] != def.level[c])
+			o += (size_t)snprintf(out + o, len - o, ",%s:%s",
+					      sn_health_check_name((enum sn_health_check)c),
+					      sn_health_level_name(p->level[c]));
+}
+
 void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
 {
 	const struct wu_health *h = &s->health;
@@ -102,7 +128,7 @@ void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
 	if (!h->ran)
 		return;
 	record_keys(h, o);
-	sn_health_policy_format(&s->opt.health, policy, sizeof(policy));
+	short_policy(&s->opt.health, policy, sizeof(policy));
 	wu_out_add(o, ",\"health\":{\"checked\":%s,\"why_not\":",
 		   h->checked ? "true" : "false");
 	wu_out_json_or_null(o, h->why_not);
@@ -119,9 +145,13 @@ void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
 	}
 	wu_out_add(o, "],\"notes\":");
 	wu_out_json_or_null(o, v->notes);
+	/* Every GPU's readings with --health-detail; else only those of
+	 * the GPUs a check names (slurmd logs this line whole only up to
+	 * about 2 KiB). */
 	wu_out_add(o, ",\"gpus\":[");
-	if (h->checked)
-		for (size_t i = 0; i < s->n_gpus; i++)
-			gpu_json(s, i, o);
+	for (size_t i = 0, n = 0; h->checked && i < s->n_gpus; i++)
+		if (s->opt.health_detail ||
+		    has_finding(v, s->gpus[i].index))
+			gpu_json(s, i, n++ == 0, o);
 	wu_out_add(o, "]}");
 }

@@ -104,6 +104,7 @@ struct wu_options {
 	struct sn_health_policy health;	/* --health, --health-busy-mib */
 	pid_t container_pid;		/* --container-pid; 0 if not given */
 	char container_image[256];	/* --container-image; "" if not given */
+	bool health_detail;		/* --health-detail: every GPU's readings */
 };
 
 /* The GPU health checks' outcome (nvml.c; health.h judges). */

@@ -117,6 +117,9 @@ nvmlReturn_t nvmlInit_v2(void)
 {
 	if (fake_env_has("FAKE_NVML_FAIL", "init"))
 		return NVML_ERROR_UNKNOWN;
+	/* A degraded GPU's driver call that never returns. */
+	if (fake_env_has("FAKE_NVML_HANG", "init"))
+		fake_hang();
 	if (fake.inits++ == 0)
 		setup();
 	return NVML_SUCCESS;
@@ -160,7 +163,8 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId,
 		return NVML_ERROR_UNINITIALIZED;
 	if (!pciBusId || !device)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (fake_env_has("FAKE_NVML_FAIL", "lookup"))
+	if (fake_env_has("FAKE_NVML_FAIL", "lookup") ||
+	    fake_env_has("FAKE_NVML_FAIL", "busid"))
 		return NVML_ERROR_NOT_FOUND;
 	for (int i = 0; i < fake.n; i++)
 		if (same_busid(pciBusId, fake.dev[i].busid)) {

@@ -223,6 +223,11 @@ run cuda-hang FAKE_CUDA_HANG=init -- --json --timeout 1
 expect_rc 8; expect_shape
 expect_err "timed out after 1 s, blocked in cuInit"
 [ "$elapsed_ms" -lt 15000 ] || fail "took ${elapsed_ms} ms for --timeout 1 (a hang that the deadline did not end)"
+# A wedged NVML is ended by the same deadline, naming the call.
+run nvml-hang FAKE_NVML_HANG=init -- --json --mode check --timeout 1
+expect_rc 8; expect_shape
+expect_err "timed out after 1 s, blocked in nvmlInit_v2"
+[ "$elapsed_ms" -lt 15000 ] || fail "took ${elapsed_ms} ms for --timeout 1 (NVML hang not ended)"
 
 # 6 s, not 1: under ASan on a loaded 2-core machine the fake's
 # communicator init alone took 2.9 s (CI: "blocked in ncclGroupEnd
@@ -305,6 +310,28 @@ run one-gpu-tree-ring CUDA_VISIBLE_DEVICES=0 "NCCL_ALGO=ring,tree;allreduce:tree
 expect_rc 0
 run one-gpu-tree-per-coll CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree,Ring -- --json
 expect_rc 0
+# --- the health object: readings of the GPUs a check names; all with --health-detail
+run health-clean -- --json --mode check
+expect_rc 0
+expect_json '"health_status":"ok","health_findings":null,"health":{"checked":true,"why_not":null,"ms":'
+expect_json '"policy":"default","busy_mib":1024,"status":"ok","findings":[],"notes":null,"gpus":[]}'
+run health-detail -- --json --mode check --health-detail --health default,pcie:fail
+expect_rc 0
+expect_json '"policy":"default,pcie:fail"'
+expect_json '"gpus":[{"index":0,"read":true,"mem_used_mib":512'
+expect_json '{"index":3,"read":true'
+run health-finding FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
+expect_rc 13; expect_shape
+expect_json '"health_status":"gpu_health","health_findings":"GPU 1 ecc: 7 volatile uncorrectable ECC errors since the driver loaded"'
+expect_json '"gpus":[{"index":1,"read":true'
+expect_no_json '{"index":0,"read":true'
+# NVML that does not know the bus ID (a VM's renumbered PCI): the UUID finds it.
+run health-by-uuid FAKE_NVML_FAIL=busid FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
+expect_rc 13
+expect_err "GPU 1 ecc: 7 volatile uncorrectable ECC errors"
+run health-unknown-gpu FAKE_NVML_FAIL=lookup FAKE_NVML_ECC_UNCORR=7 -- --json --mode check
+expect_rc 0
+expect_err "NVML does not know GPU 0 (0000:01:00.0): Not Found"
 # NCCL 2.23 still falls back to Ring: a bare Tree is fine there.
 run one-gpu-tree-old CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree \
 	LD_LIBRARY_PATH=$fake/cuda:$fake/nccl-alt -- --json

@@ -256,7 +256,7 @@ t_nvml_abi() {
 # Every NVML check reads a real value on this node's GPUs.
 t_health_real() {
 	local j="$work/health.json"
-	"$(sn_helper_path)" --mode check --json --quiet >"$j" 2>"$work/health.err"
+	"$(sn_helper_path)" --mode check --json --quiet --health-detail >"$j" 2>"$work/health.err"
 	want "nccl-warmup --mode check passes" test $? -eq 0
 	want "NVML answered" grep -q '"health":{"checked":true' "$j"
 	for k in mem_used_mib persistence_mode compute_mode pcie_gen pcie_gen_max \
