@@ -90,12 +90,13 @@ run_bats() {	# run_bats PREFIX FILE...
 }
 # Every bats file: harness first (it proves the cluster itself).  One
 # runs on the host's release only (run-all.sh sets SN_RELEASE_IS_HOST):
-# fleet.bats, whose record file, metrics and report are spank-nccl's own
-# code whatever the release, needs prometheus-node-exporter, which the
-# release roots do not have; containers*.bats (real pyxis + enroot), whose
+# fleet.bats and fleet_alerts.bats, whose record file, metrics, report,
+# rules and dashboard are spank-nccl's own code whatever the release, need
+# prometheus-node-exporter and prometheus, which the release roots do not
+# have; containers*.bats (real pyxis + enroot), whose
 # runtime packages (squashfs-tools, parallel, gawk, libmd-dev) only the
 # host installs (tests/install-deps.sh).
-host_only='/(fleet|containers|containers_multinode)\.bats$'
+host_only='/(fleet|fleet_alerts|containers|containers_multinode)\.bats$'
 # shellcheck disable=SC2046
 run_bats "" tests/integration/harness.bats \
 	$(ls tests/integration/*.bats | grep -v '/harness.bats$' |
