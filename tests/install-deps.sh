@@ -34,7 +34,7 @@ packages=(
 	# packaging: build the .deb (tests/ci.d/50-deb.sh), lint and build
 	# the RPM spec
 	dpkg-dev debhelper rpm rpmlint
-	# fleet view (tests/integration/fleet.bats): node_exporter serves the
+	# fleet view (tests/integration/fleet*.bats): node_exporter serves the
 	# .prom file, promtool parses the scrape and tests the alert rules,
 	# Prometheus evaluates the dashboard, matplotlib draws its panels,
 	# xmllint checks the SVG

@@ -90,10 +90,11 @@ run_bats() {	# run_bats PREFIX FILE...
 }
 # Every bats file: harness first (it proves the cluster itself).  One
 # runs on the host's release only (run-all.sh sets SN_RELEASE_IS_HOST):
-# fleet.bats, whose record file, metrics and report are spank-nccl's own
-# code whatever the release, needs prometheus-node-exporter, which the
-# release roots do not have.
-host_only='/fleet\.bats$'
+# fleet.bats and fleet_alerts.bats, whose record file, metrics, report,
+# rules and dashboard are spank-nccl's own code whatever the release, need
+# prometheus-node-exporter and prometheus, which the release roots do not
+# have.  containers*.bats run everywhere (the roots carry enroot's packages).
+host_only='/(fleet|fleet_alerts)\.bats$'
 # shellcheck disable=SC2046
 run_bats "" tests/integration/harness.bats \
 	$(ls tests/integration/*.bats | grep -v '/harness.bats$' |

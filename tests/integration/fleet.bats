@@ -7,7 +7,9 @@
 # Debian's real prometheus-node-exporter and parsed by promtool; the admin
 # report flags the node made slow (and the docs' "spank-nccl-report ... |
 # jq" lines run on the records); forged helper output cannot add records
-# or metric lines; a failing sink never fails the step.  Every record, of
+# or metric lines; a failing sink never fails the step; whose fault a
+# failure is; syslog's parts.  The shipped alert rules and dashboard are
+# fleet_alerts.bats's.  Every record, of
 # every mode, pass or fail, matches the published JSON Schema
 # (docs/record.schema.json) under a real validator (python3-jsonschema).
 #
@@ -18,144 +20,12 @@
 
 SN_NODES=3
 load common
-load helpers/fabric
+load helpers/fleet
 
-# Ten times apart: the fake NCCL's measured busbw only drops under CPU load
-# (simulated delays run late, never early), and the check must hold on a
-# busy 2-core CI machine.
-FAST_GBPS=100
-SLOW_GBPS=10
-DUPLICATE=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
+setup_file() { fleet_setup_file; }
+teardown_file() { fleet_teardown_file; }
+setup() { fleet_setup; }
 
-fleet_dir() { echo "$SN_CLUSTER_DIR/fleet"; }
-records() { echo "$(fleet_dir)/records.jsonl"; }
-prom_dir() { echo "$(fleet_dir)/prom/$1"; }
-wrapper() { echo "$SN_CLUSTER_DIR/libexec/fleet-helper"; }
-forged() { echo "$SN_CLUSTER_DIR/etc/forged.json"; }
-report() { echo "$SN_BUILD_DIR/src/report/spank-nccl-report"; }
-recorder() { echo "$SN_BUILD_DIR/src/report/nccl-warmup-record"; }
-exporter_port() { echo $((30000 + $(sn__dir_hash) % 9000)); }
-scrape() { curl -sf --max-time 5 "http://127.0.0.1:$(exporter_port)/metrics"; }
-
-setup_file() {
-	local d
-	sn_file_setup || return 1
-	d=$(fleet_dir)
-	rm -rf "$d"
-	mkdir -p "$d/prom/n1" "$d/prom/n2" "$d/prom/n3"
-	# Only root can write here: the record is slurmstepd's, never the
-	# job user's (nor the helper's, which runs as the job user).
-	chmod 0700 "$d"
-	cat >"$(wrapper)" <<W
-#!/bin/sh
-if [ "\${SN_FORGE:-}" = 1 ]; then
-	cat '$(forged)'
-	exit 0
-fi
-case \$(hostname) in
-n3) FAKE_NCCL_BUSBW_GBPS=$SLOW_GBPS ;;
-*) FAKE_NCCL_BUSBW_GBPS=$FAST_GBPS ;;
-esac
-export FAKE_NCCL_BUSBW_GBPS
-exec '$(sn_helper_path)' "\$@"
-W
-	chmod 0755 "$(wrapper)"
-	# node_exporter with only the textfile collector, serving n3's
-	# directory on loopback.
-	prometheus-node-exporter --collector.disable-defaults \
-		--collector.textfile \
-		--collector.textfile.directory="$(prom_dir n3)" \
-		--web.listen-address="127.0.0.1:$(exporter_port)" \
-		>"$SN_CLUSTER_DIR/log/node_exporter.log" 2>&1 &
-	echo $! >"$SN_CLUSTER_DIR/run/node_exporter.pid"
-	sn__wait_for 100 scrape
-}
-
-teardown_file() {
-	local pid m
-	for pid in node_exporter listener prometheus; do
-		pid=$(cat "$SN_CLUSTER_DIR/run/$pid.pid" 2>/dev/null)
-		[ -z "$pid" ] || kill "$pid" 2>/dev/null
-	done
-	for m in "$(fleet_dir)/ro" "$(fleet_dir)/full"; do
-		if mountpoint -q "$m" 2>/dev/null; then
-			umount "$m"
-		fi
-	done
-	sn_file_teardown
-}
-
-setup() {
-	sn_test_setup
-	sn_require_warmup
-	sn_require_file "$(report)" "spank-nccl-report not built" || return 1
-	fleet_plugstack
-}
-
-# plugstack.conf with this file's sinks, and any more arguments.
-fleet_plugstack() {
-	sn_plugstack_set "warmup_helper=$(wrapper)" \
-		"record_file=$(records)" "prom_dir=$(fleet_dir)/prom/%n" "$@"
-}
-
-# Lines in the record file (0 before the first record).
-record_count() {
-	if [ -f "$(records)" ]; then
-		wc -l <"$(records)"
-	else
-		echo 0
-	fi
-}
-
-# Record lines of job $1.
-job_records() {
-	grep -F "\"job\":$1," "$(records)" || true
-}
-
-# Field $2 of every JSON line on stdin, one per line (python3 parses: the
-# lines must be valid JSON).
-field() {
-	python3 -c '
-import json, sys
-for line in sys.stdin:
-    v = json.loads(line)
-    for k in sys.argv[1].split("."):
-        v = v[int(k)] if isinstance(v, list) else v[k]
-    print(v)' "$1"
-}
-
-# The record lines on stdin match docs/record.schema.json, checked by
-# python3-jsonschema (helpers/validate-record.py); $1 names them.  Without
-# the validator the test is skipped (CI=true: the script fails instead).
-validate_records() {
-	local out rc
-	out=$(python3 "$SN_SRC_DIR/tests/integration/helpers/validate-record.py" \
-		"$SN_SRC_DIR/docs/record.schema.json" - 2>&1)
-	rc=$?
-	[ "$rc" -ne 77 ] || skip "$out"
-	[ "$rc" -eq 0 ] ||
-		sn_fail "$1 do not match docs/record.schema.json: $out"
-	echo "# $1: $out" >&3
-}
-
-# Value of sample $1 (a full series name) in Prometheus text $2.
-sample() {
-	awk -v s="$1" '$1 == s { print $2 }' <<<"$2"
-}
-
-# A warmup on node $1 that fails (duplicate bus IDs): a failure record.
-failing_warmup_on() {
-	sn_fake_env ok
-	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w "$1" \
-		--gres=gpu:2 --nccl-warmup=comm true
-	sn_assert_failed
-}
-
-bandwidth_srun() {
-	sn_fake_env ok
-	sn_srun -N3 --gres=gpu:2 --nccl-warmup=bandwidth "$@" \
-		printenv SLURM_JOB_ID
-}
 
 @test "fleet: one record per node for a passing bandwidth warmup (job user, root-only sink)" {
 	local job lines
@@ -226,30 +96,6 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	validate_records "failure records" <<<"$lines"
 }
 
-# The record of the last warmup on node $1.
-last_record_on() {
-	grep -F "\"node\":\"$1\"" "$(records)" | tail -n1
-}
-
-# A file that is not a library, as a user's nccl= typo finds one ("invalid
-# ELF header", as measured on an H200); its path on stdout.
-bad_nccl() {
-	local bad="$SN_CLUSTER_DIR/tmp/badnccl"
-	mkdir -p "$bad"
-	echo "not a library" >"$bad/libnccl.so.2"
-	chmod 0755 "$bad"
-	chmod 0644 "$bad/libnccl.so.2"
-	echo "$bad/libnccl.so.2"
-}
-
-# A one-node step on n2 with warmup option $1 that must fail; its record
-# in the caller's $rec.
-failing_step_on_n2() {
-	run --separate-stderr sn_srun -N1 -w n2 --gres=gpu:2 \
-		"--nccl-warmup=$1" true
-	sn_assert_failed
-	rec=$(last_record_on n2)
-}
 
 @test "fleet: whose fault: a user's bad nccl= and NCCL_ALGO are the job's, a GPU whose memory is held the node's" {
 	local rec prom
@@ -299,174 +145,6 @@ failing_step_on_n2() {
 		sn_fail "job faults by mode/source: $prom"
 	[ "$(sample 'spank_nccl_warmup_failures_total{mode="comm",source="plugin",fault="node"}' "$prom")" -ge 1 ] ||
 		sn_fail "the node's fault not counted: $prom"
-}
-
-# A Prolog check pass on node $1: nccl-warmup run as the Prolog runs it
-# (the fake GPUs), its result recorded by nccl-warmup-record.
-prolog_check_pass() {
-	local out="$SN_CLUSTER_DIR/tmp/prolog-check.json"
-	sn_fake_env ok
-	"$(sn_helper_path)" --node "$1" --mode check --json >"$out" 2>/dev/null ||
-		sn_fail "the check warmup failed: $(cat "$out")" || return 1
-	"$(recorder)" --node "$1" --mode check --exit-status 0 --source prolog \
-		--record-file "$(records)" --prom-dir "$(fleet_dir)/prom/%n" <"$out" ||
-		sn_fail "nccl-warmup-record failed"
-}
-
-@test "fleet: the shipped alert rules fire on a node's own repeated faults only (promtool test rules over these records)" {
-	local rules="$SN_SRC_DIR/share/spank-nccl/spank-nccl-alerts.yml"
-	local t="$SN_CLUSTER_DIR/tmp/alerts-test.yml" mine="$SN_CLUSTER_DIR/tmp/alert-records.jsonl"
-	local first lo=31110 hi=31113 minutes rec
-	first=$(record_count)
-	# n1: a GPU fault, twice (the node's).
-	failing_warmup_on n1 || return 1
-	failing_warmup_on n1 || return 1
-	# n2: a user's bad nccl=, twice (the job's), and its NCCL_ALGO.
-	sn_fake_env ok
-	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
-	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
-	NCCL_ALGO=Tree failing_step_on_n2 comm
-	# n3: one plugin comm failure (the node's), then a Prolog check pass.
-	FAKE_CUDA_FAIL=context run --separate-stderr sn_srun -N1 -w n3 \
-		--gres=gpu:2 --nccl-warmup=comm true
-	sn_assert_failed
-	prolog_check_pass n3 || return 1
-	# All three: a fabric warmup whose ports on n1 are all taken.
-	fleet_plugstack "fabric_ports=$lo-$hi" warmup_timeout=8
-	occupy_on_n1 $(seq "$lo" "$hi")
-	echo "$LISTENER_PID" >"$SN_CLUSTER_DIR/run/listener.pid"
-	run --separate-stderr sn_srun -N3 --gres=gpu:2 --nccl-warmup=fabric true
-	kill "$LISTENER_PID"
-	sn_assert_failed
-	tail -n +"$((first + 1))" "$(records)" >"$mine"
-	# The fabric step's records: the ports' and the peers' (environment).
-	rec=$(grep '"mode":"fabric"' "$mine")
-	[ "$(wc -l <<<"$rec")" -eq 3 ] || sn_fail "fabric records: $rec"
-	[ "$(field fault <<<"$rec" | sort -u)" = environment ] ||
-		sn_fail "a squatted port blamed a node: $rec"
-	grep -q '"class":"fabric_setup"' <<<"$rec" || sn_fail "$rec"
-	validate_records "alert test records" <"$mine"
-
-	python3 "$SN_SRC_DIR/tests/integration/helpers/records-to-series.py" \
-		"$mine" 15 >"$t.series" || sn_fail "records-to-series failed"
-	minutes=$(sed -n 's/^# minutes: //p' "$t.series")
-	{
-		echo "rule_files: ['$rules']"
-		echo "evaluation_interval: 1m"
-		echo "tests:"
-		echo "  - interval: 1m"
-		sed -e '/^#/d' -e 's/^/    /' "$t.series"
-		cat <<Y
-    alert_rule_test:
-      # n1 failed twice by its own fault; n2's were the job's (bad nccl=,
-      # NCCL_ALGO) and, like n3's, the squatted port's: no alert.
-      - eval_time: $((minutes + 6))m
-        alertname: SpankNcclNodeFaults
-        exp_alerts:
-          - exp_labels: { instance: n1, severity: warning }
-            exp_annotations:
-              summary: "NCCL warmups failed twice or more in an hour by the node's own fault on n1"
-              description: "GPU, driver, network, or NCCL on the node's defaults: read the node's records (spank-nccl-report, the record's message and class); drain the node if it goes on."
-      # n3's Prolog check pass does not hide its failed plugin comm.
-      - eval_time: $((minutes + 6))m
-        alertname: SpankNcclPluginWarmupFailing
-        exp_alerts:
-          - exp_labels: { instance: n1, mode: comm, source: plugin, severity: info }
-            exp_annotations:
-              summary: "The last comm warmup (plugin) on n1 failed by the node's fault"
-              description: "A pass of another mode or source does not clear it; read the node's records."
-          - exp_labels: { instance: n3, mode: comm, source: plugin, severity: info }
-            exp_annotations:
-              summary: "The last comm warmup (plugin) on n3 failed by the node's fault"
-              description: "A pass of another mode or source does not clear it; read the node's records."
-    promql_expr_test:
-      - expr: spank_nccl_warmup_last_success{instance="n3"}
-        eval_time: $((minutes + 6))m
-        exp_samples:
-          - labels: 'spank_nccl_warmup_last_success{instance="n3",mode="check",source="prolog"}'
-            value: 1
-          - labels: 'spank_nccl_warmup_last_success{instance="n3",mode="comm",source="plugin"}'
-            value: 0
-          - labels: 'spank_nccl_warmup_last_success{instance="n3",mode="fabric",source="plugin"}'
-            value: 0
-Y
-	} >"$t"
-	run promtool test rules "$t"
-	[ "$status" -eq 0 ] || sn_fail "promtool test rules: $output"
-	echo "# $(grep -c . "$mine") records, $minutes minutes: $(tail -n1 <<<"$output")" >&3
-}
-
-prometheus_port() { echo $((39000 + $(sn__dir_hash) % 9000)); }
-# Whether Prometheus answers query $1 with a sample.
-prom_has() {
-	curl -sf --max-time 5 -G "http://127.0.0.1:$(prometheus_port)/api/v1/query" \
-		--data-urlencode "query=$1" | grep -q '"value"'
-}
-prom_up() {
-	curl -sf --max-time 5 "http://127.0.0.1:$(prometheus_port)/api/v1/query?query=count_over_time(spank_nccl_warmup_last_gpus%5B1m%5D)%3E%3D3" |
-		grep -q '"value"'
-}
-
-@test "fleet: every query of the shipped dashboard returns its series from a real Prometheus scraping node_exporter" {
-	local dash="$SN_SRC_DIR/share/spank-nccl/spank-nccl-dashboard.json"
-	local d="$SN_CLUSTER_DIR/tmp/prometheus" out
-	# n3's textfile exists (a pass) before Prometheus scrapes it.
-	run --separate-stderr bandwidth_srun
-	sn_assert_status 0
-	rm -rf "$d"
-	mkdir -p "$d/data"
-	cat >"$d/prometheus.yml" <<Y
-global: { scrape_interval: 1s, evaluation_interval: 1s }
-scrape_configs:
-  - job_name: node
-    static_configs: [ { targets: ['127.0.0.1:$(exporter_port)'], labels: { instance: n3 } } ]
-Y
-	prometheus --config.file="$d/prometheus.yml" --storage.tsdb.path="$d/data" \
-		--web.listen-address="127.0.0.1:$(prometheus_port)" \
-		>"$SN_CLUSTER_DIR/log/prometheus.log" 2>&1 &
-	echo $! >"$SN_CLUSTER_DIR/run/prometheus.pid"
-	# Three scrapes at least: rate() and increase() need two.
-	sn__wait_for 300 prom_up ||
-		sn_fail "Prometheus has no scrapes: $(tail -n5 "$SN_CLUSTER_DIR/log/prometheus.log")"
-	# While it scrapes: a node fault, a job's fault, passes.
-	failing_warmup_on n3 || return 1
-	sn_fake_env ok
-	run --separate-stderr sn_srun -N1 -w n3 --gres=gpu:2 \
-		"--nccl-warmup=comm,nccl=$(bad_nccl)" true
-	sn_assert_failed
-	run --separate-stderr bandwidth_srun
-	sn_assert_status 0
-	sn__wait_for 300 prom_has 'sum(increase(spank_nccl_warmup_failures_total{fault="job"}[5m]))>0' ||
-		sn_fail "Prometheus never saw the job's failure"
-	run python3 "$SN_SRC_DIR/tests/integration/helpers/dashboard-queries.py" \
-		"$dash" "http://127.0.0.1:$(prometheus_port)" "$d/results.json"
-	kill "$(cat "$SN_CLUSTER_DIR/run/prometheus.pid")"
-	[ "$status" -eq 0 ] || sn_fail "dashboard queries: $output"
-	echo "$output" | sed 's/^/# /' >&3
-	# The series it should: n3's own fault and the job's, apart; the GPU
-	# series with dcgm-exporter's labels; the node's model in _info.
-	out=$(python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-f = {s["metric"]["fault"]: float(s["value"][1]) for s in r["Warmup failures by whose fault (last hour)"]}
-print("faults", sorted(f), "node>0" if f["node"] > 0 else "node=0", "job>0" if f["job"] > 0 else "job=0")
-print("failing nodes", r["Nodes failing by their own fault (last hour)"][0]["value"][1])
-m = r["NCCL memory per GPU (joins dcgm-exporter on UUID, pci_bus_id)"]
-print("gpu", all("UUID" in s["metric"] and "pci_bus_id" in s["metric"] for s in m), len(m))
-print("model", sorted({s["metric"]["gpu_model"] for s in r["Driver, GPU model and the node'"'"'s NCCL"]}))
-' "$d/results.json")
-	grep -qx "faults \['environment', 'job', 'node'\] node>0 job>0" <<<"$out" || sn_fail "$out"
-	grep -qx "failing nodes 1" <<<"$out" || sn_fail "$out"
-	grep -qx "gpu True 2" <<<"$out" || sn_fail "$out"
-	grep -qx "model \['NVIDIA Fake GPU'\]" <<<"$out" || sn_fail "$out"
-	# The picture in docs/ (docs/results/dashboard.png) is drawn from
-	# these results where matplotlib is installed.
-	if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-		/usr/bin/python3 "$SN_SRC_DIR/tests/integration/helpers/render-dashboard.py" \
-			"$dash" "$d/results.json" "$SN_CLUSTER_DIR/tmp/dashboard.png" ||
-			sn_fail "render-dashboard.py failed"
-		echo "# panels drawn: $SN_CLUSTER_DIR/tmp/dashboard.png" >&3
-	fi
 }
 
 @test "fleet: a reused pass is recorded as reused, without touching the metrics" {

@@ -6,7 +6,7 @@ The counters and gauges spank-nccl's .prom file would hold, one sample a
 minute, one record per minute in record order (per node, as its own
 instance), after a first minute at 0 (the node's file as earlier warmups
 left it: every series is written at 0 from the first warmup on), so that promtool test rules evaluates the shipped alert rules
-over what the integration suite really recorded.  Every mode, source and
+over what the integration suite really recorded (fleet_alerts.bats).  Every mode, source and
 fault series starts at 0, as prom_state.c writes them.  The last values
 are held for EXTRA more minutes.
 

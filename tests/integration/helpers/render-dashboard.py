@@ -53,7 +53,7 @@ def main():
                 t.set_fontsize(6)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    fig.suptitle(dash["title"] + " (rendered from fleet.bats's Prometheus)",
+    fig.suptitle(dash["title"] + " (rendered from fleet_alerts.bats's Prometheus)",
                  fontsize=11)
     fig.tight_layout()
     fig.savefig(sys.argv[3], dpi=80)
