@@ -23,24 +23,67 @@ setup() { containers_setup; }
 	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
 }
 
-@test "container: --nccl-warmup=check passes without NCCL, tasks run in the image" {
+# The NCCL named in a verbose summary: the image's, found as its tasks
+# would (ok.sqsh: its ld.so.cache), and the image.
+SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(container image ./ok.sqsh\)'
+
+@test "container: --nccl-warmup=check names the image's NCCL, tasks run in the image" {
 	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
 		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
 		cat /etc/sn-image
 	sn_assert_status 0
 	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
-	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, check mode"
 	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
 }
 
-@test "container: --nccl-warmup with an NCCL named on the host warms it, tasks run in the image" {
+# Two tasks (pyxis starts the container in the first one's task_init,
+# the other waits): the image's NCCL is warmed once, by the first task to
+# reach spank-nccl, and its summary is said once.
+@test "container: --nccl-warmup warms the image's NCCL once per node, tasks run in the image" {
 	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh \
-		--nccl-warmup=comm,verbose,nccl="$(sn_fake_dir nccl)" \
+		--container-image=./ok.sqsh --nccl-warmup=comm,verbose \
 		cat /etc/sn-image
 	sn_assert_status 0
 	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
-	sn_assert_msg "warmup ok on n1: 2 GPUs .*NCCL [0-9.]+ from $(sn_fake_dir nccl)/libnccl.so.2 \(user\)"
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, comm mode"
+	[ "$(grep -c 'spank-nccl: warmup ok' <<<"$stderr")" -eq 1 ] ||
+		sn_fail "not one summary: $stderr"
+	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
+}
+
+@test "container: the image's NCCL_* environment is applied" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./tree.sqsh --nccl-warmup=comm \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'warmup failed on node n1 .*broadcast'
+}
+
+@test "container: a broken NCCL in the image fails the step before any task, naming the image" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./broken.sqsh --nccl-warmup=comm \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'warmup failed on node n1 .*cannot load the NCCL named by the container image ./broken.sqsh'
+	[ "$(grep -c 'spank-nccl: warmup failed' <<<"$stderr")" -eq 1 ] ||
+		sn_fail "not one message for the node: $stderr"
+}
+
+@test "container: no NCCL in the image: check passes and says so, comm fails naming the image" {
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
+		--container-image=./none.sqsh --nccl-warmup=check,verbose \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$output" = none ] || sn_fail "task ran in: $output"
+	sn_assert_msg 'warmup ok on n1: .*check mode, no NCCL in the container image ./none.sqsh'
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
+		--container-image=./none.sqsh --nccl-warmup=comm cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "task ran: $output"
+	sn_assert_msg 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH'
 }
 
 # Containers pyxis created on NODE so far (its slurmd log).
@@ -81,12 +124,18 @@ pyxis_creates() {
 	sn_assert_msg 'duplicate PCI bus ID'
 	[ "$(pyxis_creates n1)" -eq "$before" ] ||
 		sn_fail "pyxis created a container for the failed step"
-	# And a good step still runs in the image in this order.
+	# And a good step still runs in the image in this order, the host's
+	# NCCL warmed instead of the image's, which is said with the fix.
 	unset FAKE_CUDA_BUSIDS
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
-		--container-image=./ok.sqsh --nccl-warmup=check cat /etc/sn-image
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
+		cat /etc/sn-image
 	sn_assert_status 0
-	[ "$output" = ok ] || sn_fail "task ran in: $output"
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	sn_assert_msg 'on node n1 the container of image ./ok.sqsh did not exist yet when spank-nccl.s task_init ran: spank-nccl is listed before pyxis in plugstack.conf.*list pyxis first'
+	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
+	[ "$(grep -c 'listed before pyxis' <<<"$stderr")" -eq 1 ] ||
+		sn_fail "not one warning for the node: $stderr"
 }
 
 @test "container: as the unprivileged job user" {

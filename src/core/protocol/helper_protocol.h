@@ -73,6 +73,16 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_MIN_BUSBW "min-busbw"
 #define SN_HELPER_OPT_NCCL "nccl"			/* the step's nccl=PATH */
 #define SN_HELPER_OPT_NCCL_DEFAULT "nccl-default"	/* warmup_nccl= */
+/* A pyxis step: a task's pid and the image (step_container.c). */
+#define SN_HELPER_OPT_CONTAINER_PID "container-pid"
+#define SN_HELPER_OPT_CONTAINER_IMAGE "container-image"
+/*
+ * A task in task_init has not exec'd yet: its /proc/PID/environ is
+ * slurmstepd's, not the job's with the image's environment that pyxis
+ * added.  The plugin passes that environment's NCCL_* as the helper's
+ * own and its LD_LIBRARY_PATH under this name (step_container.c).
+ */
+#define SN_HELPER_ENV_CONTAINER_LDPATH "SPANK_NCCL_CONTAINER_LD_LIBRARY_PATH"
 /*
  * What slurmstepd knows about the step, for the warmup across its nodes
  * (issue 15): SLURM_JOB_ID, SLURM_STEP_ID, S_JOB_NODEID, S_JOB_NNODES,
