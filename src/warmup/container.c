@@ -200,7 +200,7 @@ int wu_container_find_nccl(struct wu_run *run, char *file, size_t len)
 			wu_container_image(run));
 		return SN_WARMUP_OK;
 	}
-	return wu_fail(run, SN_WARMUP_NCCL_ERROR,
+	return wu_fail(run, SN_WARMUP_CONTAINER_NCCL,
 		       "no NCCL in the container image %s: looked in its LD_LIBRARY_PATH (%s), the directories of its /etc/ld.so.conf, its library directories and its Python's nvidia-nccl-cu* wheel; install NCCL in the image",
 		       wu_container_image(run), ldpath[0] ? ldpath : "unset");
 }

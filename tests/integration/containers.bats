@@ -62,14 +62,23 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 }
 
 @test "container: a broken NCCL in the image fails the step before any task, naming the image" {
+	local rec="$SN_CLUSTER_DIR/tmp/container-records-$BATS_TEST_NUMBER"
+	rm -rf "$rec"
+	mkdir -p "$rec"
+	sn_plugstack_set "record_file=$rec/%n.jsonl"
 	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
 		--container-image=./broken.sqsh --nccl-warmup=comm \
 		cat /etc/sn-image
 	sn_assert_failed
 	[ -z "$output" ] || sn_fail "tasks ran: $output"
-	sn_assert_msg 'warmup failed on node n1 .*cannot load the NCCL named by the container image ./broken.sqsh'
+	sn_assert_msg "warmup failed on node n1 .*cannot load the NCCL named by the container image ./broken.sqsh.*this is the image's fault, not a fault of the node"
 	[ "$(grep -c 'spank-nccl: warmup failed' <<<"$stderr")" -eq 1 ] ||
 		sn_fail "not one message for the node: $stderr"
+	# Exit 15: the job's fault (its image), never the node's.
+	grep -q '"class":"container_nccl".*"exit_code":15' "$rec/n1.jsonl" ||
+		sn_fail "record: $(cat "$rec/n1.jsonl")"
+	[ "$(jq -r .fault "$rec/n1.jsonl")" = job ] ||
+		sn_fail "fault: $(cat "$rec/n1.jsonl")"
 }
 
 @test "container: no NCCL in the image: check passes and says so, comm fails naming the image" {
@@ -201,7 +210,7 @@ pyxis_creates() {
 	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
 		--container-image ./broken.sqsh
 	containers_release
-	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
+	[ "$status" -eq 15 ] || sn_fail "status $status, expected 15 (container_nccl)"
 	grep -q 'cannot load the NCCL named by the container image ./broken.sqsh, /proc/[0-9]*/root/usr/lib/x86_64-linux-gnu/libnccl.so.2' <<<"$stderr" ||
 		sn_fail "message does not name the image and its library"
 }
@@ -210,7 +219,7 @@ pyxis_creates() {
 	containers_hold ./none.sqsh
 	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
 		--container-image ./none.sqsh --mode comm
-	[ "$status" -eq 5 ] || { containers_release; sn_fail "comm: status $status, expected 5"; }
+	[ "$status" -eq 15 ] || { containers_release; sn_fail "comm: status $status, expected 15"; }
 	grep -q 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH' <<<"$stderr" ||
 		{ containers_release; sn_fail "comm: message"; }
 	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \

@@ -18,9 +18,8 @@
 #include "error.h"
 
 /*
- * Never renumber a released code.  Reserved, not yet used: 13 gpu_health
- * and 14 gpu_busy (issue 24); 15 the container image's NCCL missing or
- * broken, a job fault (issue 21); 16-19 (issue 23).
+ * Never renumber a released code.  Reserved, not yet used: 16-19
+ * (issue 23).
  */
 enum sn_warmup_exit {
 	SN_WARMUP_OK = 0,
@@ -38,9 +37,10 @@ enum sn_warmup_exit {
 	SN_WARMUP_FABRIC_SETUP = 12,  /* fabric: no coordination (ports taken, MUNGE) */
 	SN_WARMUP_GPU_HEALTH = 13,    /* NVML: a GPU health check failed (health=) */
 	SN_WARMUP_GPU_BUSY = 14,      /* NVML: a GPU held by another process */
+	SN_WARMUP_CONTAINER_NCCL = 15,/* the container image's NCCL missing or broken */
 };
 /* The last code: tables and tests cover 0..SN_WARMUP_EXIT_LAST. */
-#define SN_WARMUP_EXIT_LAST SN_WARMUP_GPU_BUSY
+#define SN_WARMUP_EXIT_LAST SN_WARMUP_CONTAINER_NCCL
 
 struct sn_warmup_exit_info {
 	enum sn_warmup_exit code;
