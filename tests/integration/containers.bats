@@ -4,10 +4,12 @@
 # Real pyxis 0.24.0 + enroot 4.1.2 (built from ../shared/third_party by
 # tests/cluster/containers.sh, pyxis listed before spank-nccl) on a
 # one-node cluster whose node has no NCCL of its own:
-# `srun --container-image=./IMG.sqsh --nccl-warmup` runs the warmup, then
-# pyxis starts the container, and a failed warmup keeps the tasks from
-# starting; nccl-warmup --container-pid warms a running container's own
-# NCCL.  Offline squashfs images (mksquashfs).
+# `srun --container-image=./IMG.sqsh --nccl-warmup`: pyxis starts the
+# container, then the node's first task has the image's own NCCL warmed
+# (nccl-warmup --container-pid, src/plugin/step_container.c), once per
+# node, and a failed warmup keeps every task from starting; listed before
+# pyxis, spank-nccl says so and warms the host's.  Offline squashfs
+# images (mksquashfs).
 
 load common
 load helpers/containers
