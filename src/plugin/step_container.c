@@ -34,6 +34,7 @@
  * end): it never outlives the step.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -46,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helper_exec.h"
 #include "helper_protocol.h"
 #include "plugin.h"
 #include "spank_wrap.h"
@@ -60,6 +62,8 @@ struct sn_container_gate {
 	int state;		/* enum gate_state */
 	bool line_error;	/* line is an error */
 	char line[2048];	/* the warmup's line for the user, or "" */
+	/* its line for slurmd's log (the helper's JSON), or "" */
+	char log[SN_HELPER_OUT_MAX + 1024];
 	/* The first task's NCCL_* and LD_LIBRARY_PATH (pyxis put the
 	 * image's in its job env), "NAME=value" each NUL-terminated. */
 	size_t env_len;
@@ -274,6 +278,20 @@ void sn_step_tell(struct sn_plugin *p, bool error, const char *line)
 	}
 }
 
+void sn_step_log_result(struct sn_plugin *p, const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (p->in_agent && p->gate)
+		vsnprintf(p->gate->log, sizeof(p->gate->log), fmt, ap);
+	else if (vasprintf(&line, fmt, ap) >= 0)
+		sn_log_info("%s", line);
+	va_end(ap);
+	free(line);
+}
+
 /* The helper's deadline plus the supervisor's margins, and 5 s. */
 static void gate_deadline(const struct sn_plugin *p, struct timespec *ts)
 {
@@ -352,6 +370,8 @@ static void warm(struct sn_plugin *p, spank_t sp,
 			     node, p->container_image, p->cfg.warmup_timeout_s);
 		return;
 	}
+	if (g->log[0])
+		sn_log_info("%s", g->log);
 	if (g->line[0])
 		sn_step_tell(p, g->line_error, g->line);
 }

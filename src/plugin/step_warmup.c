@@ -392,10 +392,10 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		rc = -1;
 
 	/* Every run is logged to slurmd's log, with the helper's facts. */
-	sn_log_info("job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
-		    ids->job_id, ids->step_id, run->node,
-		    ok ? "passed" : "failed", run->outcome.elapsed_ms,
-		    run->have_result ? run->outcome.out : "(no result)");
+	sn_step_log_result(p, "job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
+			   ids->job_id, ids->step_id, run->node,
+			   ok ? "passed" : "failed", run->outcome.elapsed_ms,
+			   run->have_result ? run->outcome.out : "(no result)");
 
 	message[0] = '\0';
 	if (!ok) {

@@ -52,6 +52,9 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 	[ "$(grep -c 'spank-nccl: warmup ok' <<<"$stderr")" -eq 1 ] ||
 		sn_fail "not one summary: $stderr"
 	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
+	# slurmd's log has the run with the helper's JSON, as for any step.
+	grep -q "nccl-warmup passed in [0-9]* ms: .*container image ./ok.sqsh" \
+		"$(sn_slurmd_log n1)" || sn_fail "no result line in slurmd's log"
 }
 
 @test "container: the image's NCCL_* environment is applied" {

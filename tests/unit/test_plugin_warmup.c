@@ -444,6 +444,9 @@ static void warmup_container_once_per_node(void **state)
 				"image ./img.sqsh did not exist yet when spank-nccl's task_init ran: spank-nccl is listed before pyxis"));
 	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
 				"warmup ok on n1: 2 GPUs"));
+	/* slurmd's log gets the agent's result line, from the task. */
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"nccl-warmup passed in"));
 	sn_plugin_fini(&fx->p);
 
 	/* A failure (fresh: the host-side pass above would be reused):
