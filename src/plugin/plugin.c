@@ -33,6 +33,7 @@ void sn_plugin_fini(struct sn_plugin *p)
 		sn_plan_free(&p->plan);
 	if (p->profiles_loaded)
 		sn_profile_set_free(&p->profiles);
+	sn_step_container_fini(p);
 	memset(p, 0, sizeof(*p));
 }
 

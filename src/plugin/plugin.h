@@ -9,6 +9,7 @@
 #define SN_PLUGIN_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <slurm/spank.h>
 
@@ -46,6 +47,21 @@ struct sn_plugin {
 	struct sn_error step_error;		/* step.c */
 	/* slurmstepd: a failure found in user_init, returned from task_init. */
 	bool fail_tasks;			/* step.c */
+
+	/*
+	 * slurmstepd, a step in a pyxis container (step_container.c): the
+	 * warmup moves from user_init to the first task's task_init, once
+	 * pyxis has started the container.  gate: shared by the node's
+	 * tasks (mmap'd in user_init, before they fork); container_pid: the
+	 * task warming the image, set only while it runs the helper.
+	 */
+	char container_image[1024];		/* step_container.c */
+	char host_mntns[64];			/* step_container.c */
+	struct sn_container_gate *gate;		/* step_container.c */
+	int pid_fd, verdict_fd;			/* step_container.c */
+	pid_t container_pid;			/* step_container.c */
+	bool in_agent;				/* step_container.c */
+	char **helper_env;	/* the helper's env, NULL: the job's (ditto) */
 };
 
 /* spank_nccl.c-independent entry points, one per hook and context. */
@@ -68,6 +84,25 @@ int sn_submit_check_profiles(struct sn_plugin *p, const char *source);
 int sn_step_post_opt(struct sn_plugin *p, spank_t sp);
 int sn_step_user_init(struct sn_plugin *p, spank_t sp);
 int sn_step_task_init(struct sn_plugin *p, spank_t sp);
+
+/*
+ * step_container.c.  user_init: true when the step runs in a pyxis
+ * container and the warmup is left to task_init.  task_init: the first
+ * local task warms the image's NCCL, the others wait for its verdict;
+ * -1 fails the task.  fini: unmaps the gate.
+ */
+struct sn_job_ids;
+bool sn_step_container_user_init(struct sn_plugin *p, spank_t sp,
+				 const struct sn_job_ids *ids);
+int sn_step_container_task_init(struct sn_plugin *p, spank_t sp);
+void sn_step_container_fini(struct sn_plugin *p);
+/* The warmup's line for the user: logged, or (in the container warmup's
+ * agent) handed to the task that prints it.  ERROR: an error line. */
+void sn_step_tell(struct sn_plugin *p, bool error, const char *line);
+/* The warmup's line for slurmd's log: logged, or (in the agent, whose
+ * descriptors are closed) handed to the task that logs it. */
+void sn_step_log_result(struct sn_plugin *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 struct sn_job_ids;
 int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,

@@ -43,6 +43,21 @@ int sn_spank_unsetenv(spank_t sp, const char *name)
 	return spank_unsetenv(sp, name) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+int sn_spank_option_value(spank_t sp, const char *name, char *buf,
+			  size_t len)
+{
+	struct spank_option opt = { .name = (char *)name, .has_arg = 1 };
+	char *value = NULL;
+
+	if (spank_option_getopt(sp, &opt, &value) != ESPANK_SUCCESS ||
+	    !value || !value[0])
+		return 0;
+	if (strlen(value) >= len)
+		return -1;
+	strcpy(buf, value);
+	return 1;
+}
+
 char **sn_spank_job_env(spank_t sp)
 {
 	char **env = NULL;

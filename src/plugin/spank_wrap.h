@@ -45,6 +45,13 @@ int sn_spank_unsetenv(spank_t sp, const char *name);
 /* The job's environment array (remote only); NULL on error. */
 char **sn_spank_job_env(spank_t sp);
 int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids);
+/*
+ * Another plugin's option NAME for this step (spank_option_getopt by
+ * name, e.g. pyxis's "container-image"): 1 set (VALUE filled), 0 not set
+ * or no such option, -1 too long for BUF.
+ */
+int sn_spank_option_value(spank_t sp, const char *name, char *buf,
+			  size_t len);
 /* S_JOB_ARGV: the step's command (srun's local_user_init, slurmstepd). */
 int sn_spank_job_argv(spank_t sp, int *argc, char ***argv);
 

@@ -93,13 +93,20 @@ int sn_step_user_init(struct sn_plugin *p, spank_t sp)
 	if ((p->have_plan || p->profile_req.given) &&
 	    sn_step_apply_profiles(p, sp, &ids) < 0)
 		p->fail_tasks = true;
-	if (!p->fail_tasks && p->warmup_req.given &&
-	    sn_step_warmup(p, sp, &ids) < 0)
+	if (p->fail_tasks || !p->warmup_req.given ||
+	    p->warmup_req.mode == SN_WARMUP_MODE_OFF)
+		return 0;
+	/* In a pyxis container: warmed in task_init (step_container.c). */
+	if (sn_step_container_user_init(p, sp, &ids))
+		return 0;
+	if (sn_step_warmup(p, sp, &ids) < 0)
 		p->fail_tasks = true;
 	return 0;
 }
 
 int sn_step_task_init(struct sn_plugin *p, spank_t sp)
 {
-	return p->fail_tasks ? -1 : 0;
+	if (p->fail_tasks)
+		return -1;
+	return p->gate ? sn_step_container_task_init(p, sp) : 0;
 }

@@ -134,13 +134,14 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
-	char timeout[16], bytes[32], floor[32];
+	char timeout[16], bytes[32], floor[32], container_pid[16];
 	char health[SN_HEALTH_SPEC_MAX], busy_mib[24];
-	char *argv[44];
+	char *argv[48];
 	int argc = 0;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
-		.drop_privileges = true,
+		/* task_init (a container step) already runs as the user. */
+		.drop_privileges = getuid() == 0 || geteuid() == 0,
 		.uid = ids->uid,
 		.gid = ids->gid,
 		.groups = ids->groups,
@@ -173,6 +174,14 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		argv[argc++] = "--" SN_HELPER_OPT_NCCL_DEFAULT;
 		argv[argc++] = (char *)cfg->warmup_nccl;
 	}
+	if (p->container_pid > 0) {
+		snprintf(container_pid, sizeof(container_pid), "%d",
+			 (int)p->container_pid);
+		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_PID,
+			container_pid);
+		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
+			p->container_image);
+	}
 	if (cfg->health_given) {
 		sn_health_policy_format(&cfg->health, health, sizeof(health));
 		snprintf(busy_mib, sizeof(busy_mib), "%llu",
@@ -203,7 +212,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	spec.argv = argv;
 	/* The job's own environment: its LD_LIBRARY_PATH/LD_PRELOAD pick the
 	 * NCCL the job will use, and the profile's NCCL_* are already in. */
-	spec.envp = sn_spank_job_env(sp);
+	spec.envp = p->helper_env ? p->helper_env : sn_spank_job_env(sp);
 	if (!spec.envp) {
 		static char *empty_env[] = { NULL };
 
@@ -325,7 +334,9 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto out;
 	}
 
-	rc = sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
+	/* A container's NCCL is the step's own (its image): never reused. */
+	rc = p->container_pid > 0 ? 0 :
+	     sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
 	if (rc > 0) {
 		/* Reused: the fleet record says so; nothing ran. */
 		struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
@@ -372,7 +383,8 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	 * peer_failed, fabric_setup: nothing wrong with this node's GPUs or
 	 * NCCL was found, its earlier passes stay usable.
 	 */
-	if (!(run->outcome.exited &&
+	if (p->container_pid <= 0 &&
+	    !(run->outcome.exited &&
 	      (run->outcome.exit_code == SN_WARMUP_PEER_FAILED ||
 	       run->outcome.exit_code == SN_WARMUP_FABRIC_SETUP)) &&
 	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
@@ -380,10 +392,10 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		rc = -1;
 
 	/* Every run is logged to slurmd's log, with the helper's facts. */
-	sn_log_info("job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
-		    ids->job_id, ids->step_id, run->node,
-		    ok ? "passed" : "failed", run->outcome.elapsed_ms,
-		    run->have_result ? run->outcome.out : "(no result)");
+	sn_step_log_result(p, "job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
+			   ids->job_id, ids->step_id, run->node,
+			   ok ? "passed" : "failed", run->outcome.elapsed_ms,
+			   run->have_result ? run->outcome.out : "(no result)");
 
 	message[0] = '\0';
 	if (!ok) {
@@ -397,18 +409,19 @@ failed:
 		/* A health check at warn: said to the user, step runs. */
 		if (rc == 0 && run->have_result &&
 		    strstr(run->result.summary, SN_SUMMARY_WARNING))
-			sn_log_user("%s", run->result.summary);
+			sn_step_tell(p, false, run->result.summary);
 		else if (rc == 0 && p->warmup_req.verbose)
-			sn_log_user("%s", run->have_result &&
-				    run->result.summary[0] ?
-				    run->result.summary : "warmup ok");
+			sn_step_tell(p, false, run->have_result &&
+				     run->result.summary[0] ?
+				     run->result.summary : "warmup ok");
 		goto out;
 	}
 	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
-		sn_log_error("%s (warmup_policy=warn: the step runs anyway)",
-			     message);
+		strncat(message, " (warmup_policy=warn: the step runs anyway)",
+			sizeof(message) - strlen(message) - 1);
+		sn_step_tell(p, true, message);
 	} else {
-		sn_log_error("%s", message);
+		sn_step_tell(p, true, message);
 		rc = -1;
 	}
 out:

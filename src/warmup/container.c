@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "helper_protocol.h"
 
 #define WU_LIBNCCL "libnccl.so.2"
 
@@ -178,6 +179,7 @@ static int read_environ(pid_t pid, char *ldpath, size_t len)
 int wu_container_find_nccl(struct wu_run *run, char *file, size_t len)
 {
 	const struct wu_options *opt = &run->opt;
+	const char *given = getenv(SN_HELPER_ENV_CONTAINER_LDPATH);
 	char root[64], ldpath[4096];
 
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)opt->container_pid);
@@ -186,6 +188,8 @@ int wu_container_find_nccl(struct wu_run *run, char *file, size_t len)
 		return wu_fail(run, SN_WARMUP_NCCL_ERROR,
 			       "cannot read the container of process %d (container image %s): it is gone, or runs as another user",
 			       (int)opt->container_pid, wu_container_image(run));
+	if (given)
+		snprintf(ldpath, sizeof(ldpath), "%s", given);
 	if (find_ldpath(root, ldpath, file, len) ||
 	    find_conf(root, "/etc/ld.so.conf", 0, file, len) ||
 	    find_standard(root, file, len) || find_wheel(root, file, len))
@@ -196,7 +200,7 @@ int wu_container_find_nccl(struct wu_run *run, char *file, size_t len)
 			wu_container_image(run));
 		return SN_WARMUP_OK;
 	}
-	return wu_fail(run, SN_WARMUP_NCCL_ERROR,
+	return wu_fail(run, SN_WARMUP_CONTAINER_NCCL,
 		       "no NCCL in the container image %s: looked in its LD_LIBRARY_PATH (%s), the directories of its /etc/ld.so.conf, its library directories and its Python's nvidia-nccl-cu* wheel; install NCCL in the image",
 		       wu_container_image(run), ldpath[0] ? ldpath : "unset");
 }

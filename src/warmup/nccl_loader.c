@@ -82,6 +82,14 @@ static void version_text(int v, char *out, size_t len)
 			 v % 100);
 }
 
+/* An NCCL that would not load or lacks entry points: a container
+ * image's is the image's (15), any other NCCL's code is 5. */
+static int nccl_unusable(enum wu_nccl_source src)
+{
+	return src == WU_NCCL_CONTAINER ? SN_WARMUP_CONTAINER_NCCL :
+	       SN_WARMUP_NCCL_ERROR;
+}
+
 /* Records path, source and version; resolves every entry point. */
 static int resolve(struct wu_run *run, struct wu_nccl *nc, void *handle,
 		   enum wu_nccl_source src)
@@ -116,7 +124,7 @@ static int resolve(struct wu_run *run, struct wu_nccl *nc, void *handle,
 			   dlsym(RTLD_DEFAULT, syms[i].name) : NULL;
 
 		if (!fn)
-			return wu_fail(run, SN_WARMUP_NCCL_ERROR,
+			return wu_fail(run, nccl_unusable(src),
 				       "the NCCL at %s (%s, version %s) lacks %s: NCCL " WU_NCCL_MIN " or newer is needed; point the step at another NCCL (--nccl-warmup=...,nccl=PATH)",
 				       path[0] ? path : "(unknown path)",
 				       wu_nccl_source_name(src),
@@ -144,7 +152,7 @@ static int open_named(struct wu_run *run, struct wu_nccl *nc,
 	if (h)
 		return resolve(run, nc, h, src);
 	why = dlerror();
-	return wu_fail(run, SN_WARMUP_NCCL_ERROR,
+	return wu_fail(run, nccl_unusable(src),
 		       "cannot load the NCCL named by %s, %s: %s", how, file,
 		       why ? why : "unknown error");
 }

@@ -4,10 +4,12 @@
 # Real pyxis 0.24.0 + enroot 4.1.2 (built from ../shared/third_party by
 # tests/cluster/containers.sh, pyxis listed before spank-nccl) on a
 # one-node cluster whose node has no NCCL of its own:
-# `srun --container-image=./IMG.sqsh --nccl-warmup` runs the warmup, then
-# pyxis starts the container, and a failed warmup keeps the tasks from
-# starting; nccl-warmup --container-pid warms a running container's own
-# NCCL.  Offline squashfs images (mksquashfs).
+# `srun --container-image=./IMG.sqsh --nccl-warmup`: pyxis starts the
+# container, then the node's first task has the image's own NCCL warmed
+# (nccl-warmup --container-pid, src/plugin/step_container.c), once per
+# node, and a failed warmup keeps every task from starting; listed before
+# pyxis, spank-nccl says so and warms the host's.  Offline squashfs
+# images (mksquashfs).
 
 load common
 load helpers/containers
@@ -23,24 +25,79 @@ setup() { containers_setup; }
 	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
 }
 
-@test "container: --nccl-warmup=check passes without NCCL, tasks run in the image" {
+# The NCCL named in a verbose summary: the image's, found as its tasks
+# would (ok.sqsh: its ld.so.cache), and the image.
+SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(container image ./ok.sqsh\)'
+
+@test "container: --nccl-warmup=check names the image's NCCL, tasks run in the image" {
 	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
 		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
 		cat /etc/sn-image
 	sn_assert_status 0
 	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
-	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, check mode"
 	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
 }
 
-@test "container: --nccl-warmup with an NCCL named on the host warms it, tasks run in the image" {
+# Two tasks (pyxis starts the container in the first one's task_init,
+# the other waits): the image's NCCL is warmed once, by the first task to
+# reach spank-nccl, and its summary is said once.
+@test "container: --nccl-warmup warms the image's NCCL once per node, tasks run in the image" {
 	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh \
-		--nccl-warmup=comm,verbose,nccl="$(sn_fake_dir nccl)" \
+		--container-image=./ok.sqsh --nccl-warmup=comm,verbose \
 		cat /etc/sn-image
 	sn_assert_status 0
 	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
-	sn_assert_msg "warmup ok on n1: 2 GPUs .*NCCL [0-9.]+ from $(sn_fake_dir nccl)/libnccl.so.2 \(user\)"
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, comm mode"
+	[ "$(grep -c 'spank-nccl: warmup ok' <<<"$stderr")" -eq 1 ] ||
+		sn_fail "not one summary: $stderr"
+	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
+	# slurmd's log has the run with the helper's JSON, as for any step.
+	grep -q "nccl-warmup passed in [0-9]* ms: .*container image ./ok.sqsh" \
+		"$(sn_slurmd_log n1)" || sn_fail "no result line in slurmd's log"
+}
+
+@test "container: the image's NCCL_* environment is applied" {
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./tree.sqsh --nccl-warmup=comm \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg 'warmup failed on node n1 .*broadcast'
+}
+
+@test "container: a broken NCCL in the image fails the step before any task, naming the image" {
+	local rec="$SN_CLUSTER_DIR/tmp/container-records-$BATS_TEST_NUMBER"
+	rm -rf "$rec"
+	mkdir -p "$rec"
+	sn_plugstack_set "record_file=$rec/%n.jsonl"
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./broken.sqsh --nccl-warmup=comm \
+		cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg "warmup failed on node n1 .*cannot load the NCCL named by the container image ./broken.sqsh.*this is the image's fault, not a fault of the node"
+	[ "$(grep -c 'spank-nccl: warmup failed' <<<"$stderr")" -eq 1 ] ||
+		sn_fail "not one message for the node: $stderr"
+	# Exit 15: the job's fault (its image), never the node's.
+	grep -q '"class":"container_nccl".*"exit_code":15' "$rec/n1.jsonl" ||
+		sn_fail "record: $(cat "$rec/n1.jsonl")"
+	[ "$(jq -r .fault "$rec/n1.jsonl")" = job ] ||
+		sn_fail "fault: $(cat "$rec/n1.jsonl")"
+}
+
+@test "container: no NCCL in the image: check passes and says so, comm fails naming the image" {
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
+		--container-image=./none.sqsh --nccl-warmup=check,verbose \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$output" = none ] || sn_fail "task ran in: $output"
+	sn_assert_msg 'warmup ok on n1: .*check mode, no NCCL in the container image ./none.sqsh'
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
+		--container-image=./none.sqsh --nccl-warmup=comm cat /etc/sn-image
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "task ran: $output"
+	sn_assert_msg 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH'
 }
 
 # Containers pyxis created on NODE so far (its slurmd log).
@@ -81,12 +138,18 @@ pyxis_creates() {
 	sn_assert_msg 'duplicate PCI bus ID'
 	[ "$(pyxis_creates n1)" -eq "$before" ] ||
 		sn_fail "pyxis created a container for the failed step"
-	# And a good step still runs in the image in this order.
+	# And a good step still runs in the image in this order, the host's
+	# NCCL warmed instead of the image's, which is said with the fix.
 	unset FAKE_CUDA_BUSIDS
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
-		--container-image=./ok.sqsh --nccl-warmup=check cat /etc/sn-image
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
+		cat /etc/sn-image
 	sn_assert_status 0
-	[ "$output" = ok ] || sn_fail "task ran in: $output"
+	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	sn_assert_msg 'on node n1 the container of image ./ok.sqsh did not exist yet when spank-nccl.s task_init ran: spank-nccl is listed before pyxis in plugstack.conf.*list pyxis first'
+	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
+	[ "$(grep -c 'listed before pyxis' <<<"$stderr")" -eq 1 ] ||
+		sn_fail "not one warning for the node: $stderr"
 }
 
 @test "container: as the unprivileged job user" {
@@ -152,7 +215,7 @@ pyxis_creates() {
 	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
 		--container-image ./broken.sqsh
 	containers_release
-	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
+	[ "$status" -eq 15 ] || sn_fail "status $status, expected 15 (container_nccl)"
 	grep -q 'cannot load the NCCL named by the container image ./broken.sqsh, /proc/[0-9]*/root/usr/lib/x86_64-linux-gnu/libnccl.so.2' <<<"$stderr" ||
 		sn_fail "message does not name the image and its library"
 }
@@ -161,7 +224,7 @@ pyxis_creates() {
 	containers_hold ./none.sqsh
 	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
 		--container-image ./none.sqsh --mode comm
-	[ "$status" -eq 5 ] || { containers_release; sn_fail "comm: status $status, expected 5"; }
+	[ "$status" -eq 15 ] || { containers_release; sn_fail "comm: status $status, expected 15"; }
 	grep -q 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH' <<<"$stderr" ||
 		{ containers_release; sn_fail "comm: message"; }
 	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \

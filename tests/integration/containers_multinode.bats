@@ -3,7 +3,8 @@
 #
 # Real pyxis + enroot on the 3-node cluster (network namespaces), no host
 # NCCL on any node: `srun -N3 --container-image=./ok.sqsh --nccl-warmup`
-# warms every node, then every node's tasks run inside the image.  See
+# warms the image's NCCL once on every node, and every node's tasks run
+# inside the image.  See
 # containers.bats and helpers/containers.bash.
 
 SN_NODES=3
@@ -14,15 +15,18 @@ setup_file() { containers_file_setup; }
 teardown_file() { sn_file_teardown; }
 setup() { containers_setup; }
 
-@test "container, 3 nodes: --nccl-warmup=check on every node, tasks in the image" {
-	run --separate-stderr sn_srun -N3 --ntasks-per-node=1 --gres=gpu:2 \
-		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
+# Two tasks per node: the image's NCCL is warmed once on each node.
+@test "container, 3 nodes: --nccl-warmup warms the image's NCCL once per node, tasks in the image" {
+	run --separate-stderr sn_srun -N3 --ntasks-per-node=2 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=comm,verbose \
 		sh -c 'echo "$SLURMD_NODENAME $(cat /etc/sn-image)"'
 	sn_assert_status 0
-	[ "$(containers_images)" = "n1 ok n2 ok n3 ok" ] ||
+	[ "$(containers_images)" = "n1 ok n1 ok n2 ok n2 ok n3 ok n3 ok" ] ||
 		sn_fail "tasks ran in: $output"
-	[ "$(sn_count_msgs 'warmup ok on n[123]: 2 GPUs .*no NCCL on the node')" -eq 3 ] ||
-		sn_fail "not one passing check per node"
+	[ "$(sn_count_msgs 'warmup ok on n[123]: 2 GPUs .*NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(container image ./ok.sqsh\), comm mode')" -eq 3 ] ||
+		sn_fail "not one warmup of the image's NCCL per node"
+	[ "$(grep -c 'spank-nccl: warmup ok' <<<"$stderr")" -eq 3 ] ||
+		sn_fail "not one summary per node: $stderr"
 }
 
 @test "container, 3 nodes: a failed warmup on one node starts no task anywhere" {

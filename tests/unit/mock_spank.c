@@ -85,6 +85,18 @@ int sn_spank_unsetenv(spank_t sp, const char *name)
 	return sn_envlist_unset(&mock.env, name);
 }
 
+int sn_spank_option_value(spank_t sp, const char *name, char *buf,
+			  size_t len)
+{
+	if (!mock.option_name || !mock.option_value ||
+	    strcmp(mock.option_name, name) != 0)
+		return 0;
+	if (strlen(mock.option_value) >= len)
+		return -1;
+	strcpy(buf, mock.option_value);
+	return 1;
+}
+
 char **sn_spank_job_env(spank_t sp)
 {
 	static char *copy[256];

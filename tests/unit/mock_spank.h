@@ -25,6 +25,10 @@ struct mock_spank {
 	int optind;
 	char **job_argv;
 	int job_argc;
+	/* another plugin's option seen by sn_spank_option_value: the value
+	 * of option_name, NULL unset */
+	const char *option_name;
+	const char *option_value;
 	/*
 	 * The process's ids (privilege.c), the test's own after a reset.
 	 * Setting one needs euid 0 or the real id (as the kernel's rules,

@@ -395,6 +395,76 @@ static void warmup_root_io_returns_or_refuses(void **state)
 	unlink(runs);
 }
 
+/*
+ * A pyxis step (--container-image set): user_init runs no helper, the
+ * first task_init has the agent run it once, the node's next task gets
+ * the same verdict without a second run or message.  Here the task is
+ * still in user_init's mount namespace, as with spank-nccl listed before
+ * pyxis: the wrong order is said once and the host's NCCL warmed.
+ */
+static void container_step(struct fixture *fx, const char *value,
+			   int runs_before)
+{
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", NULL };
+	spank_t sp = mock_spank_handle();
+
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, env, NULL), 0);
+	mock_spank()->ids.uid = getuid();
+	mock_spank()->ids.gid = getgid();
+	mock_spank()->option_name = "container-image";
+	mock_spank()->option_value = "./img.sqsh";
+	assert_int_equal(sn_option_warmup(&fx->p, value, 1), 0);
+	assert_int_equal(sn_step_post_opt(&fx->p, sp), 0);
+	assert_int_equal(sn_step_user_init(&fx->p, sp), 0);
+	assert_int_equal(helper_runs(fx), runs_before);
+}
+
+static void warmup_container_once_per_node(void **state)
+{
+	struct fixture *fx = *state;
+	spank_t sp = mock_spank_handle();
+	char body[1024];
+
+	snprintf(body, sizeof(body),
+		 "echo \"$*\" >> %s/runs; [ -e %s/fail ] && { echo '{\"version\":1,"
+		 "\"status\":\"container_nccl\",\"exit_code\":15,\"fault\":\"job\","
+		 "\"message\":\"no NCCL in the container image ./img.sqsh\"}'; exit 15; }; "
+		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		 "\"summary\":\"warmup ok on n1: 2 GPUs\"}'",
+		 fx->dir, fx->dir);
+	write_helper(fx, body);
+
+	container_step(fx, "comm,verbose", 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), 0);
+	assert_int_equal(helper_runs(fx), 1);
+	assert_int_equal(mock_spank()->n_errors, 0);
+	assert_int_equal(mock_spank()->n_user, 2);
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				"image ./img.sqsh did not exist yet when spank-nccl's task_init ran: spank-nccl is listed before pyxis"));
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				"warmup ok on n1: 2 GPUs"));
+	/* slurmd's log gets the agent's result line, from the task. */
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"nccl-warmup passed in"));
+	sn_plugin_fini(&fx->p);
+
+	/* A failure (fresh: the host-side pass above would be reused):
+	 * every task fails, one message for the node. */
+	snprintf(body, sizeof(body), "%s/fail", fx->dir);
+	write_file(body, "", 0644);
+	container_step(fx, "comm,fresh", 1);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
+	assert_int_equal(helper_runs(fx), 2);
+	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"no NCCL in the container image ./img.sqsh"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"the image's fault"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +480,7 @@ int main(void)
 		T(warmup_off_runs_nothing),
 		T(warmup_fabric_passes_the_step),
 		T(warmup_root_io_returns_or_refuses),
+		T(warmup_container_once_per_node),
 #undef T
 	};
 

@@ -43,6 +43,7 @@ enum sn_record_class sn_record_class_of_exit(int code)
 	case SN_WARMUP_FABRIC_SETUP: return SN_CLASS_FABRIC_SETUP;
 	case SN_WARMUP_GPU_HEALTH: return SN_CLASS_GPU_HEALTH;
 	case SN_WARMUP_GPU_BUSY: return SN_CLASS_GPU_BUSY;
+	case SN_WARMUP_CONTAINER_NCCL: return SN_CLASS_CONTAINER_NCCL;
 	default: return SN_CLASS_INTERNAL;
 	}
 }

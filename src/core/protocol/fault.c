@@ -47,6 +47,8 @@ enum sn_fault sn_fault_decide(const struct sn_fault_facts *f)
 		return SN_FAULT_NONE;
 	/* The step asked for no GPU: a request, not a node, is wrong. */
 	case SN_WARMUP_NO_GPUS:
+	/* The image the job chose has no usable NCCL (issue 21). */
+	case SN_WARMUP_CONTAINER_NCCL:
 		return SN_FAULT_JOB;
 	case SN_WARMUP_PEER_FAILED:
 	case SN_WARMUP_FABRIC_SETUP:
@@ -78,6 +80,7 @@ enum sn_fault sn_fault_of_class(enum sn_record_class c)
 	case SN_CLASS_OK:
 		return SN_FAULT_NONE;
 	case SN_CLASS_NO_GPUS:
+	case SN_CLASS_CONTAINER_NCCL:
 		return SN_FAULT_JOB;
 	case SN_CLASS_PEER_FAILED:
 	case SN_CLASS_FABRIC_SETUP:
@@ -95,7 +98,8 @@ bool sn_fault_from_helper(enum sn_record_class c)
 
 const char *sn_fault_hint(int code, enum sn_fault f)
 {
-	if (f != SN_FAULT_JOB || code == SN_WARMUP_NO_GPUS)
+	if (f != SN_FAULT_JOB || code == SN_WARMUP_NO_GPUS ||
+	    code == SN_WARMUP_CONTAINER_NCCL)
 		return sn_warmup_exit_hint(code);
 	if (code == SN_WARMUP_TRANSPORT)
 		return "the job's NCCL settings chose a network the site forbids: fix NCCL_NET, NCCL_IB_HCA or NCCL_SOCKET_IFNAME in the job (or drop them); this is the job's setting, not a fault of the node";

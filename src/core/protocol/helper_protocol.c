@@ -37,6 +37,8 @@ const struct sn_warmup_exit_info sn_warmup_exits[] = {
 	  "NVML reports a fault of the node's GPU (row remap, ECC, compute mode, NVLink, ...; the message names the check): the node needs its admins (drain it); the check's policy is plugstack.conf's health=" },
 	{ SN_WARMUP_GPU_BUSY, "gpu_busy", "GPU held by another process",
 	  "another process (named in the message, often a leftover of an earlier job) holds the GPU's memory: the job would run out of memory; the node's admins should end that process (threshold: health_busy_mib=)" },
+	{ SN_WARMUP_CONTAINER_NCCL, "container_nccl", "container image's NCCL missing or broken",
+	  "the container image (named in the message) has no usable NCCL where its tasks would look (its LD_LIBRARY_PATH, ld.so.cache, its Python's nvidia-nccl-cu* wheel): fix or rebuild the image, or run with --nccl-warmup=check; this is the image's fault, not a fault of the node" },
 };
 
 const size_t sn_warmup_n_exits =

@@ -18,9 +18,8 @@
 #include "error.h"
 
 /*
- * Never renumber a released code.  Reserved, not yet used: 13 gpu_health
- * and 14 gpu_busy (issue 24); 15 the container image's NCCL missing or
- * broken, a job fault (issue 21); 16-19 (issue 23).
+ * Never renumber a released code.  Reserved, not yet used: 16-19
+ * (issue 23).
  */
 enum sn_warmup_exit {
 	SN_WARMUP_OK = 0,
@@ -38,9 +37,10 @@ enum sn_warmup_exit {
 	SN_WARMUP_FABRIC_SETUP = 12,  /* fabric: no coordination (ports taken, MUNGE) */
 	SN_WARMUP_GPU_HEALTH = 13,    /* NVML: a GPU health check failed (health=) */
 	SN_WARMUP_GPU_BUSY = 14,      /* NVML: a GPU held by another process */
+	SN_WARMUP_CONTAINER_NCCL = 15,/* the container image's NCCL missing or broken */
 };
 /* The last code: tables and tests cover 0..SN_WARMUP_EXIT_LAST. */
-#define SN_WARMUP_EXIT_LAST SN_WARMUP_GPU_BUSY
+#define SN_WARMUP_EXIT_LAST SN_WARMUP_CONTAINER_NCCL
 
 struct sn_warmup_exit_info {
 	enum sn_warmup_exit code;
@@ -73,6 +73,16 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_MIN_BUSBW "min-busbw"
 #define SN_HELPER_OPT_NCCL "nccl"			/* the step's nccl=PATH */
 #define SN_HELPER_OPT_NCCL_DEFAULT "nccl-default"	/* warmup_nccl= */
+/* A pyxis step: a task's pid and the image (step_container.c). */
+#define SN_HELPER_OPT_CONTAINER_PID "container-pid"
+#define SN_HELPER_OPT_CONTAINER_IMAGE "container-image"
+/*
+ * A task in task_init has not exec'd yet: its /proc/PID/environ is
+ * slurmstepd's, not the job's with the image's environment that pyxis
+ * added.  The plugin passes that environment's NCCL_* as the helper's
+ * own and its LD_LIBRARY_PATH under this name (step_container.c).
+ */
+#define SN_HELPER_ENV_CONTAINER_LDPATH "SPANK_NCCL_CONTAINER_LD_LIBRARY_PATH"
 /*
  * What slurmstepd knows about the step, for the warmup across its nodes
  * (issue 15): SLURM_JOB_ID, SLURM_STEP_ID, S_JOB_NODEID, S_JOB_NNODES,

@@ -28,6 +28,7 @@ const char *const sn_record_class_names[SN_CLASS_COUNT + 1] = {
 	[SN_CLASS_FABRIC_SETUP] = "fabric_setup",
 	[SN_CLASS_GPU_HEALTH] = "gpu_health",
 	[SN_CLASS_GPU_BUSY] = "gpu_busy",
+	[SN_CLASS_CONTAINER_NCCL] = "container_nccl",
 	[SN_CLASS_COUNT] = NULL,
 };
 

@@ -58,6 +58,8 @@ enum sn_record_class {
 	/* NVML health checks (13, 14): the message names GPU and check. */
 	SN_CLASS_GPU_HEALTH,
 	SN_CLASS_GPU_BUSY,
+	/* The container image's NCCL missing or broken (15): the job's. */
+	SN_CLASS_CONTAINER_NCCL,
 	SN_CLASS_COUNT
 };
 
