@@ -99,18 +99,22 @@ static void on_alarm(int sig)
 /* The watchdog's sleep ends at its deadline, not at a signal. */
 static void test_deadline_sleep(void **state)
 {
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct sigaction sa = { .sa_handler = on_alarm };
 	struct itimerval every_ms = { { 0, 1000 }, { 0, 1000 } }, off = { 0 };
 	struct sn_deadline d;
 
 	(void)state;
 	sigemptyset(&sa.sa_mask);	/* no SA_RESTART: EINTR */
-	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
 	assert_int_equal(setitimer(ITIMER_REAL, &every_ms, NULL), 0);
 	d = sn_deadline_in(30);
 	sn_deadline_sleep(d);
 	setitimer(ITIMER_REAL, &off, NULL);
-	sigaction(SIGALRM, &old, NULL);
+	/*
+	 * on_alarm stays installed: a tick already generated can still be
+	 * delivered after the timer is off (valgrind delivers signals late),
+	 * and with the default action restored it killed the test (exit 142).
+	 */
 	assert_true(sn_deadline_expired(d));
 	assert_int_equal(sn_deadline_left_ms(d), 0);
 }
