@@ -9,6 +9,7 @@
  * of memory.  NVML calls need no root for any value read here.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,6 @@
 struct wu_nvml {
 	void *handle;
 	nvml_init_fn init;
-	nvml_shutdown_fn shutdown;
 	nvml_error_string_fn error_string;
 	nvml_by_busid_fn by_busid;
 	nvml_by_uuid_fn by_uuid;
@@ -49,7 +49,6 @@ struct nvml_sym {
 
 static const struct nvml_sym nvml_syms[] = {
 	NSYM(init, "nvmlInit_v2", true),
-	NSYM(shutdown, "nvmlShutdown", true),
 	NSYM(error_string, "nvmlErrorString", true),
 	NSYM(by_busid, "nvmlDeviceGetHandleByPciBusId_v2", true),
 	NSYM(by_uuid, "nvmlDeviceGetHandleByUUID", false),
@@ -244,9 +243,34 @@ static bool all_off(const struct sn_health_policy *p)
 	return true;
 }
 
+/* One GPU's queries, on a thread of its own (read_all). */
+struct gpu_read {
+	const struct wu_nvml *n;
+	const struct sn_gpu_identity *id;
+	struct sn_gpu_health *h;
+	nvmlReturn_t rc;
+	pthread_t thread;
+	bool threaded;
+};
+
+static void *read_gpu(void *arg)
+{
+	struct gpu_read *r = arg;
+	nvmlDevice_t dev;
+
+	r->rc = find_gpu(r->n, r->id, &dev);
+	if (r->rc != NVML_SUCCESS)
+		return NULL;
+	r->h->read = true;
+	read_memory(r->n, dev, r->h);
+	read_links(r->n, dev, r->h);
+	return NULL;
+}
+
 /* Fills HS from NVML; false (HS->why_not says why) if NVML is unusable. */
 static bool read_all(struct wu_run *run, struct wu_health *hs)
 {
+	struct gpu_read reads[WU_MAX_GPUS];
 	struct wu_nvml n;
 	int ordinals[WU_MAX_GPUS];
 	nvmlReturn_t rc;
@@ -262,29 +286,42 @@ static bool read_all(struct wu_run *run, struct wu_health *hs)
 		return false;
 	}
 	wu_doing(run, "NVML health queries");
+	/*
+	 * A GPU's first queries cost ~8 ms each (PCIe, NVLink, ECC: measured
+	 * on 4 H200s, 34 ms one after another); NVML is thread-safe, so
+	 * each GPU is read on its own thread: 8 ms for all four.  A thread
+	 * that cannot start reads in line.
+	 */
 	for (size_t i = 0; i < run->n_gpus; i++) {
-		struct sn_gpu_health *h = &hs->gpu[i];
-		nvmlDevice_t dev;
+		struct gpu_read *r = &reads[i];
 
-		sn_gpu_health_unknown(h);
+		sn_gpu_health_unknown(&hs->gpu[i]);
 		ordinals[i] = run->gpus[i].index;
-		h->mig = run->gpus[i].mig;
-		rc = find_gpu(&n, &run->gpus[i], &dev);
-		if (rc != NVML_SUCCESS) {
+		hs->gpu[i].mig = run->gpus[i].mig;
+		*r = (struct gpu_read){ .n = &n, .id = &run->gpus[i],
+					.h = &hs->gpu[i] };
+		r->threaded = i > 0 &&
+			pthread_create(&r->thread, NULL, read_gpu, r) == 0;
+		if (!r->threaded)
+			read_gpu(r);
+	}
+	for (size_t i = 0; i < run->n_gpus; i++) {
+		if (reads[i].threaded)
+			pthread_join(reads[i].thread, NULL);
+		if (reads[i].rc != NVML_SUCCESS)
 			wu_note(run, "NVML does not know GPU %d (%s): %s",
 				run->gpus[i].index, run->gpus[i].busid,
-				n.error_string(rc));
-			continue;
-		}
-		h->read = true;
-		read_memory(&n, dev, h);
-		read_links(&n, dev, h);
+				n.error_string(reads[i].rc));
 	}
-	n.shutdown();
 	sn_health_evaluate(&run->opt.health, hs->gpu, ordinals, run->n_gpus,
 			   &hs->verdict);
-	/* libnvidia-ml stays loaded: dlclose of driver libraries is not
-	 * safe while their threads may run. */
+	/*
+	 * No nvmlShutdown (9-10 ms on 4 H200s) and no dlclose: NVML stays
+	 * initialised until the helper exits, which releases it.  NCCL
+	 * initialises NVML itself for its topology; nvmlInit_v2 is
+	 * reference-counted, so NCCL's finds it up.  dlclose of driver
+	 * libraries is not safe while their threads may run.
+	 */
 	return true;
 }
 

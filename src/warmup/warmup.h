@@ -112,7 +112,7 @@ struct wu_health {
 	bool ran;			/* wu_health_check ran (not all off) */
 	bool checked;			/* NVML answered */
 	char why_not[160];		/* why not checked */
-	double ms;			/* dlopen .. nvmlShutdown */
+	double ms;			/* dlopen .. the last GPU read */
 	struct sn_gpu_health gpu[WU_MAX_GPUS];	/* by position in gpus[] */
 	struct sn_health_verdict verdict;
 };
