@@ -20,11 +20,11 @@
  *    /proc/PID/root and runs the usual warmup (the helper as the job
  *    user under the usual deadline, the reuse and the record) with
  *    --container-pid PID --container-image IMAGE --container-root-fd FD
- *    (that root, inherited: the task is never made dumpable), stores the verdict
- *    and its line in the gate, and says so on a second pipe; that task
- *    prints the line.  Every other task waits on the lock (bounded by
- *    the warmup's deadline) and passes or fails the same way, silently:
- *    one message per node.
+ *    (that root, inherited: the task is never made dumpable), stores
+ *    the verdict and its line in the gate, and says so on a second
+ *    pipe; that task prints the line.  Every other task waits on the
+ *    lock (bounded by the warmup's deadline) and passes or fails the
+ *    same way, silently: one message per node.
  *
  * Listed after pyxis is required: listed before, our task_init runs in
  * slurmstepd's own mount namespace (no container yet).  That is detected
