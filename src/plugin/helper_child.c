@@ -101,14 +101,17 @@ static int child_drop_privileges(const struct sn_helper_spec *spec)
 	return 0;
 }
 
-static int child_close_fds(int keep_fd)
+int sn_close_all_but(int a, int b)
 {
+	unsigned int lo = (unsigned int)(a < b ? a : b);
+	unsigned int hi = (unsigned int)(a < b ? b : a);
+
 	/* close_range(2) since Linux 5.9 / glibc 2.34. */
-	if (keep_fd > 3 && close_range(3, (unsigned int)keep_fd - 1, 0) < 0)
+	if (lo > 3 && close_range(3, lo - 1, 0) < 0)
 		return -1;
-	if (close_range((unsigned int)keep_fd + 1, ~0U, 0) < 0)
+	if (hi > lo + 1 && close_range(lo + 1, hi - 1, 0) < 0)
 		return -1;
-	return 0;
+	return close_range(hi + 1, ~0U, 0);
 }
 
 /*
@@ -297,7 +300,8 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 	} else if (child_reset_oom_score() < 0) {
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 	}
-	if (child_close_fds(report_fd) < 0)
+	if (sn_close_all_but(report_fd,
+			     spec->pass_fd > 2 ? spec->pass_fd : report_fd) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 
 	/* After the switch to the job user, which clears the parent-death
@@ -319,6 +323,10 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 		child_fail(report_fd, SN_HELPER_STAGE_FORK);
 	if (helper == 0) {
 		child_reset_signals();
+		/* The one descriptor the helper keeps (the supervisor has it
+		 * close-on-exec, as it was opened). */
+		if (spec->pass_fd > 2 && fcntl(spec->pass_fd, F_SETFD, 0) < 0)
+			child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 		execve(spec->path, spec->argv, spec->envp);
 		child_fail(report_fd, SN_HELPER_STAGE_EXEC);
 	}

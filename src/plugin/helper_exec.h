@@ -42,7 +42,13 @@ struct sn_helper_spec {
 	int n_groups;
 	unsigned int timeout_ms;	/* SIGTERM when this expires */
 	unsigned int kill_grace_ms;	/* then SIGKILL after this */
+	/* > 2: a descriptor the helper inherits (the only one besides
+	 * stdio), e.g. a container's root; 0: none */
+	int pass_fd;
 };
+
+/* Closes every descriptor from 3 up but A and B (may be equal). */
+int sn_close_all_but(int a, int b);
 
 enum sn_helper_stage {
 	SN_HELPER_STAGE_NONE = 0,

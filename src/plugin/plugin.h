@@ -53,13 +53,18 @@ struct sn_plugin {
 	 * warmup moves from user_init to the first task's task_init, once
 	 * pyxis has started the container.  gate: shared by the node's
 	 * tasks (mmap'd in user_init, before they fork); container_pid: the
-	 * task warming the image, set only while it runs the helper.
+	 * task warming the image, set only while it runs the helper;
+	 * container_root_fd: that task's /proc/PID/root, opened by the root
+	 * agent and inherited by the helper (0: none); stepd_pid: the
+	 * tasks' parent.
 	 */
 	char container_image[1024];		/* step_container.c */
 	char host_mntns[64];			/* step_container.c */
 	struct sn_container_gate *gate;		/* step_container.c */
 	int pid_fd, verdict_fd;			/* step_container.c */
 	pid_t container_pid;			/* step_container.c */
+	int container_root_fd;			/* step_container.c */
+	pid_t stepd_pid;			/* step_container.c */
 	bool in_agent;				/* step_container.c */
 	char **helper_env;	/* the helper's env, NULL: the job's (ditto) */
 };

@@ -2,7 +2,8 @@
 /*
  * The one privileged section of the plugin: slurmstepd's few root writes
  * from user_init (the fleet record and metrics, the warmup reuse records)
- * run between sn_priv_enter() and sn_priv_leave(), and nowhere else does
+ * and the container agent's open of a task's /proc/PID/root
+ * (step_container.c) run between sn_priv_enter() and sn_priv_leave(), and nowhere else does
  * the plugin change its ids (the helper's child drops them for good,
  * helper_child.c, which is no section: it never comes back).
  *

@@ -15,13 +15,16 @@
  *    on a pipe for a task's pid;
  *  - in task_init, the first task to take the lock writes its own pid
  *    (enroot has no PID namespace: a host pid, whose /proc/PID/root is
- *    the container's root); the agent runs the usual warmup (the helper
- *    as the job user under the usual deadline, the reuse and the record)
- *    with --container-pid PID --container-image IMAGE, stores the verdict
- *    and its line in the gate, and says so on a second pipe; that task
- *    prints the line.  Every other task waits on the lock (bounded by
- *    the warmup's deadline) and passes or fails the same way, silently:
- *    one message per node.
+ *    the container's root); the agent, still root, checks that PID is a
+ *    task of this step (slurmstepd's child, the job user's), opens its
+ *    /proc/PID/root and runs the usual warmup (the helper as the job
+ *    user under the usual deadline, the reuse and the record) with
+ *    --container-pid PID --container-image IMAGE --container-root-fd FD
+ *    (that root, inherited: the task is never made dumpable), stores
+ *    the verdict and its line in the gate, and says so on a second
+ *    pipe; that task prints the line.  Every other task waits on the
+ *    lock (bounded by the warmup's deadline) and passes or fails the
+ *    same way, silently: one message per node.
  *
  * Listed after pyxis is required: listed before, our task_init runs in
  * slurmstepd's own mount namespace (no container yet).  That is detected
@@ -42,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +52,7 @@
 #include "helper_exec.h"
 #include "helper_protocol.h"
 #include "plugin.h"
+#include "privilege.h"
 #include "spank_wrap.h"
 
 /* pyxis's option naming the image (pyxis 0.24 args.c). */
@@ -106,18 +109,6 @@ static struct sn_container_gate *gate_map(void)
 	}
 	g->state = GATE_PENDING;
 	return g;
-}
-
-/* Closes every descriptor from 3 up but A and B. */
-static void close_all_but(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	if (lo > 3)
-		close_range(3, lo - 1, 0);
-	if (hi > lo + 1)
-		close_range(lo + 1, hi - 1, 0);
-	close_range(hi + 1, ~0U, 0);
 }
 
 static bool task_setting(const char *entry)
@@ -182,6 +173,93 @@ static char **helper_env(struct sn_container_gate *g, char **job)
 	return env;
 }
 
+/* Reads PPid and the four Uid fields of an open /proc/PID/status. */
+static int task_status(int fd, pid_t *ppid, uid_t uid[4])
+{
+	char line[256];
+	int found = 0;
+	FILE *f = fdopen(fd, "re");
+
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "PPid: %d", ppid) == 1)
+			found |= 1;
+		else if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1],
+				&uid[2], &uid[3]) == 4)
+			found |= 2;
+	}
+	fclose(f);
+	return found == 3 ? 0 : -1;
+}
+
+/*
+ * The task's container root, opened here, as root: the task stays not
+ * dumpable (as Slurm's setuid() left it), so the job user's helper
+ * could not open /proc/PID/root itself; it inherits this descriptor.
+ * PID came over the agent's pipe, which only this step's tasks hold; it
+ * must still be a child of slurmstepd running as the job user (through
+ * the /proc/PID directory opened first: a reused pid fails).  Returns a
+ * descriptor above 2, or -1 with errno set.
+ */
+static int task_root_open(const struct sn_plugin *p,
+			  const struct sn_job_ids *ids, pid_t pid)
+{
+	char path[64];
+	uid_t uid[4];
+	pid_t ppid = -1;
+	int dir, fd = -1, sfd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	sfd = openat(dir, "status", O_RDONLY | O_CLOEXEC);
+	if (sfd >= 0 && task_status(sfd, &ppid, uid) == 0) {
+		if (ppid == p->stepd_pid && uid[0] == ids->uid &&
+		    uid[1] == ids->uid && uid[2] == ids->uid &&
+		    uid[3] == ids->uid)
+			fd = openat(dir, "root",
+				    O_PATH | O_DIRECTORY | O_CLOEXEC);
+		else
+			errno = EPERM;
+	}
+	err = errno;
+	close(dir);
+	if (fd >= 0 && fd < 3) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		err = errno;
+		close(fd);
+		fd = high;
+	}
+	errno = err;
+	return fd;
+}
+
+/* task_root_open() with euid 0 (user_init's euid is the job user's). */
+static int task_root_take(const struct sn_plugin *p,
+			  const struct sn_job_ids *ids, pid_t pid)
+{
+	struct sn_priv priv = SN_PRIV_INIT;
+	int fd = -1, err = EPERM;
+
+	if (sn_priv_enter(&priv, "the container's root") == 0) {
+		fd = task_root_open(p, ids, pid);
+		err = errno;
+	}
+	if (sn_priv_leave(&priv) < 0) {
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		err = EPERM;
+	}
+	errno = err;
+	return fd;
+}
+
 /* The agent: waits for a task's pid (0: no container), warms, tells. */
 static void agent(struct sn_plugin *p, spank_t sp,
 		  const struct sn_job_ids *ids, int pid_rd, int verdict_wr)
@@ -190,7 +268,7 @@ static void agent(struct sn_plugin *p, spank_t sp,
 	pid_t pid;
 	ssize_t n;
 
-	close_all_but(pid_rd, verdict_wr);
+	(void)sn_close_all_but(pid_rd, verdict_wr);
 	do {
 		n = read(pid_rd, &pid, sizeof(pid));
 	} while (n < 0 && errno == EINTR);
@@ -198,9 +276,26 @@ static void agent(struct sn_plugin *p, spank_t sp,
 		return;		/* no task came: nothing to warm */
 	p->container_pid = pid;
 	p->in_agent = true;
-	if (pid > 0)
+	g->state = GATE_FAILED;
+	if (pid > 0) {
+		p->container_root_fd = task_root_take(p, ids, pid);
+		if (p->container_root_fd < 0) {
+			char line[512], node[256];
+
+			if (gethostname(node, sizeof(node)) < 0)
+				snprintf(node, sizeof(node), "(unknown node)");
+			node[sizeof(node) - 1] = '\0';
+			snprintf(line, sizeof(line),
+				 "warmup failed on node %s: cannot open the container of task %d (container image %s): %s; the step fails, report it to your admins",
+				 node, (int)pid, p->container_image,
+				 strerror(errno));
+			sn_step_tell(p, true, line);
+			goto verdict;
+		}
 		p->helper_env = helper_env(g, sn_spank_job_env(sp));
+	}
 	g->state = sn_step_warmup(p, sp, ids) < 0 ? GATE_FAILED : GATE_PASSED;
+verdict:
 	if (write(verdict_wr, "v", 1) < 0)
 		return;		/* the tasks see the pipe close instead */
 }
@@ -255,6 +350,7 @@ bool sn_step_container_user_init(struct sn_plugin *p, spank_t sp,
 		p->fail_tasks = true;
 		return true;
 	}
+	p->stepd_pid = getpid();	/* the tasks' parent */
 	if (mount_ns(p->host_mntns, sizeof(p->host_mntns)) < 0)
 		p->host_mntns[0] = '\0';
 	p->gate = gate_map();
@@ -347,14 +443,10 @@ static void warm(struct sn_plugin *p, spank_t sp,
 		return;
 	}
 	/*
-	 * Slurm's setuid() to the job user left the task not dumpable, so
-	 * its /proc/PID/root and environ are root's until it execs its
-	 * program (which makes it dumpable again).  The helper, as the job
-	 * user, reads them while the task waits here: dumpable for that
-	 * wait only (measured: without it the helper is refused).
+	 * Slurm's setuid() to the job user left the task not dumpable (its
+	 * memory is a copy of slurmstepd's), and it stays so while it waits:
+	 * the agent, root, opens its /proc/PID/root for the helper.
 	 */
-	if (pid && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-		sn_log_info("prctl(PR_SET_DUMPABLE): %s", strerror(errno));
 	rc = write(p->pid_fd, &pid, sizeof(pid)) == (ssize_t)sizeof(pid);
 	if (rc) {
 		do {
@@ -362,8 +454,6 @@ static void warm(struct sn_plugin *p, spank_t sp,
 		} while (rc < 0 && errno == EINTR);
 		rc = rc > 0 && read(p->verdict_fd, &byte, 1) == 1;
 	}
-	if (pid)
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (!rc) {
 		g->state = GATE_FAILED;
 		sn_log_error("warmup failed on node %s: the warmup of container image %s gave no verdict within %u s; the step fails, report it to your admins",

@@ -134,7 +134,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
-	char timeout[16], bytes[32], floor[32], container_pid[16];
+	char timeout[16], bytes[32], floor[32], container_pid[16], root_fd[16];
 	char health[SN_HEALTH_SPEC_MAX], busy_mib[24];
 	char *argv[48];
 	int argc = 0;
@@ -181,6 +181,12 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 			container_pid);
 		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
 			p->container_image);
+	}
+	if (p->container_pid > 0 && p->container_root_fd > 2) {
+		snprintf(root_fd, sizeof(root_fd), "%d", p->container_root_fd);
+		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_ROOT_FD,
+			root_fd);
+		spec.pass_fd = p->container_root_fd;
 	}
 	if (cfg->health_given) {
 		sn_health_policy_format(&cfg->health, health, sizeof(health));

@@ -26,7 +26,8 @@ void wu_cli_usage(void)
 	      "                   [--fabric-transport any|no-socket]\n"
 	      "                   [--munge-socket PATH]\n"
 	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
-	      "                   [--container-pid PID [--container-image NAME]]\n"
+	      "                   [--container-pid PID [--container-image NAME]\n"
+	      "                    [--container-root-fd FD]]\n"
 	      "                   [--health-detail]\n"
 	      "       nccl-warmup --limits | --help | --version\n"
 	      "\n"
@@ -83,6 +84,11 @@ void wu_cli_usage(void)
 	      "                     its NCCL_* variables, from the host side\n"
 	      "  --container-image NAME\n"
 	      "                     that container's image, for messages\n"
+	      "  --container-root-fd FD\n"
+	      "                     an open descriptor of that process's root (its\n"
+	      "                     /proc/PID/root, opened by a privileged parent):\n"
+	      "                     used instead of /proc/PID/root, and the NCCL_*\n"
+	      "                     variables are this program's own, not PID's\n"
 	      "  --health-detail    the JSON lists every GPU's NVML readings (default:\n"
 	      "                     only GPUs with a finding, so slurmd's log line\n"
 	      "                     stays whole)\n"
@@ -179,19 +185,42 @@ static int parse_health(const char *v, struct wu_options *o, char *err,
 	return -1;
 }
 
+/* A whole decimal number V from LO to HI into OUT. */
+static bool parse_bounded(const char *v, long lo, long hi, long *out)
+{
+	char *end;
+
+	*out = strtol(v, &end, 10);
+	return end != v && !*end && *out >= lo && *out <= hi;
+}
+
 static int parse_container_pid(const char *v, struct wu_options *o,
 			       char *err, size_t len)
 {
-	char *end;
-	long pid = strtol(v, &end, 10);
+	long pid;
 
-	if (end != v && !*end && pid > 0 && pid <= 4194304) {
+	if (parse_bounded(v, 1, 4194304, &pid)) {
 		o->container_pid = (pid_t)pid;
 		return 0;
 	}
 	snprintf(err, len,
 		 "invalid --container-pid '%.40s': give the process ID of a process in the container (e.g. a task's $$)",
 		 v);
+	return -1;
+}
+
+static int parse_container_root_fd(const char *v, struct wu_options *o,
+				   char *err, size_t len)
+{
+	long fd;
+
+	if (parse_bounded(v, 3, 65535, &fd)) {
+		o->container_root_fd = (int)fd;
+		return 0;
+	}
+	snprintf(err, len,
+		 "invalid --%s '%.40s': give an open descriptor number from 3 to 65535 (spank_nccl.so passes it)",
+		 SN_HELPER_OPT_CONTAINER_ROOT_FD, v);
 	return -1;
 }
 
@@ -271,6 +300,8 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		return rc;
 	case 'p':
 		return parse_container_pid(v, o, err, len);
+	case 'r':
+		return parse_container_root_fd(v, o, err, len);
 	case 'i':
 		if (!v[0] || strlen(v) >= sizeof(o->container_image)) {
 			snprintf(err, len,
@@ -314,6 +345,7 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
 	{ SN_HELPER_OPT_CONTAINER_PID, required_argument, NULL, 'p' },
 	{ SN_HELPER_OPT_CONTAINER_IMAGE, required_argument, NULL, 'i' },
+	{ SN_HELPER_OPT_CONTAINER_ROOT_FD, required_argument, NULL, 'r' },
 	{ "health-detail", no_argument, NULL, 'E' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -387,6 +419,12 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	if (opt->container_image[0] && !opt->container_pid) {
 		snprintf(err, err_len,
 			 "--container-image names the image of --container-pid: give both");
+		return WU_CLI_USAGE;
+	}
+	if (opt->container_root_fd && !opt->container_pid) {
+		snprintf(err, err_len,
+			 "--%s is the root of --container-pid: give both",
+			 SN_HELPER_OPT_CONTAINER_ROOT_FD);
 		return WU_CLI_USAGE;
 	}
 	/* Every node must agree on the step: spank_nccl.so passes it all. */

@@ -13,11 +13,17 @@
  *   3. the nvidia-nccl-cu* wheel of its Python (site/dist-packages).
  * The container's NCCL_* variables (the image's ENV, which pyxis imports
  * into every task over the job's) replace the helper's own.
+ *
+ * --container-root-fd FD (spank_nccl.so): the root is FD, the task's
+ * /proc/PID/root opened by the root agent (the task is not dumpable, so
+ * the job user could not), reached as /proc/self/fd/FD; the NCCL_* are
+ * then already the helper's own and /proc/PID/environ is not read.
  */
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "container.h"
@@ -176,15 +182,39 @@ static int read_environ(pid_t pid, char *ldpath, size_t len)
 	return 0;
 }
 
+/* The container's root as a path prefix: the descriptor's, or PID's. */
+static size_t container_root(const struct wu_options *opt, char *root,
+			     size_t len)
+{
+	if (opt->container_root_fd > 0)
+		return (size_t)snprintf(root, len, "/proc/self/fd/%d",
+					opt->container_root_fd);
+	return (size_t)snprintf(root, len, "/proc/%d/root",
+				(int)opt->container_pid);
+}
+
+/* The root the plugin handed over: an open directory descriptor. */
+static bool root_fd_usable(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int wu_container_find_nccl(struct wu_run *run, char *file, size_t len)
 {
 	const struct wu_options *opt = &run->opt;
 	const char *given = getenv(SN_HELPER_ENV_CONTAINER_LDPATH);
-	char root[64], ldpath[4096];
+	char root[64], ldpath[4096] = "";
+	bool readable;
 
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)opt->container_pid);
-	if (read_environ(opt->container_pid, ldpath, sizeof(ldpath)) < 0 ||
-	    access(root, X_OK) != 0)
+	container_root(opt, root, sizeof(root));
+	if (opt->container_root_fd > 0)
+		readable = root_fd_usable(opt->container_root_fd);
+	else
+		readable = read_environ(opt->container_pid, ldpath,
+					sizeof(ldpath)) == 0;
+	if (!readable || access(root, X_OK) != 0)
 		return wu_fail(run, SN_WARMUP_NCCL_ERROR,
 			       "cannot read the container of process %d (container image %s): it is gone, or runs as another user",
 			       (int)opt->container_pid, wu_container_image(run));
@@ -211,14 +241,12 @@ const char *wu_container_image(const struct wu_run *run)
 	       "(unnamed)";
 }
 
-/* /proc/PID/root/usr/lib/... -> /usr/lib/..., the path the tasks see. */
+/* ROOT/usr/lib/... -> /usr/lib/..., the path the tasks see. */
 void wu_container_path(const struct wu_run *run, char *path)
 {
 	char root[64];
-	size_t n;
+	size_t n = container_root(&run->opt, root, sizeof(root));
 
-	n = (size_t)snprintf(root, sizeof(root), "/proc/%d/root",
-			     (int)run->opt.container_pid);
 	if (strncmp(path, root, n) == 0 && path[n] == '/')
 		memmove(path, path + n, strlen(path + n) + 1);
 }

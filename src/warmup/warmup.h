@@ -103,6 +103,7 @@ struct wu_options {
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
 	struct sn_health_policy health;	/* --health, --health-busy-mib */
 	pid_t container_pid;		/* --container-pid; 0 if not given */
+	int container_root_fd;		/* --container-root-fd; 0 if not given */
 	char container_image[256];	/* --container-image; "" if not given */
 	bool health_detail;		/* --health-detail: every GPU's readings */
 };

@@ -42,21 +42,58 @@ double fake_env_num(const char *name, double def)
 	return d;
 }
 
+/*
+ * " container=PID environ=readable|refused" when this process (the
+ * helper) was given --container-pid PID, else "": whether it could open
+ * that task's /proc/PID/environ while the task waits for the warmup
+ * (spank-nccl must never make the task dumpable: refused as the user).
+ */
+static void container_probe(char *out, size_t len)
+{
+	char args[4096], path[64];
+	const char *pid = NULL;
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, args, sizeof(args) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	args[n] = '\0';
+	for (char *a = args; a < args + n && !pid; a += strlen(a) + 1)
+		if (strcmp(a, "--container-pid") == 0 &&
+		    a + strlen(a) + 1 < args + n)
+			pid = a + strlen(a) + 1;
+	if (!pid)
+		return;
+	snprintf(path, sizeof(path), "/proc/%.20s/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(out, len, " container=%.20s environ=%s", pid,
+		 fd >= 0 ? "readable" : "refused");
+	if (fd >= 0)
+		close(fd);
+}
+
 void fake_log_process(const char *logvar, const char *lib)
 {
 	const char *path = getenv(logvar);
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
-	char line[256];
+	char line[384], probe[96];
 	int fd, n;
 
 	if (!path || !*path)
 		return;
 	getresuid(&ru, &eu, &su);
 	getresgid(&rg, &eg, &sg);
+	container_probe(probe, sizeof(probe));
 	n = snprintf(line, sizeof(line),
-		     "lib=%s pid=%d uid=%u/%u/%u gid=%u/%u/%u\n", lib,
-		     (int)getpid(), ru, eu, su, rg, eg, sg);
+		     "lib=%s pid=%d uid=%u/%u/%u gid=%u/%u/%u%s\n", lib,
+		     (int)getpid(), ru, eu, su, rg, eg, sg, probe);
 	/* One write() on an O_APPEND file: lines never interleave. */
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)

@@ -162,6 +162,12 @@ pyxis_creates() {
 	[ "$(sed -n 2p <<<"$output")" = "$(id -u "$SN_USER")" ] ||
 		sn_fail "task uid: $output"
 	sn_assert_msg 'warmup ok on n1: 1 GPU '
+	# The helper (the job user's) ran on the task's root handed over by
+	# the agent, while that task stayed not dumpable: the fake driver,
+	# loaded by the helper during the wait, could not open the task's
+	# /proc/PID/environ (tests/fake/fake_common.c).
+	grep -q '^lib=cuda .* container=[0-9]* environ=refused$' "$SN_FAKE_LOG" ||
+		sn_fail "the task was readable by the job user during the warmup: $(cat "$SN_FAKE_LOG")"
 }
 
 # The docs' container examples (docs_examples.exceptions names them: the

@@ -95,6 +95,46 @@ static void other_descriptors_are_closed(void **state)
 	assert_string_equal(out.out, "4\n");
 }
 
+/*
+ * pass_fd (a pyxis step: the container's root, opened O_PATH and
+ * close-on-exec by the root agent) reaches the helper, at its number,
+ * and is the only descriptor besides stdio that does.
+ */
+static void pass_fd_is_the_only_other_descriptor(void **state)
+{
+	char dir[] = "/tmp/test_helper_exec.XXXXXX", path[64], script[256];
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct sn_helper_spec spec = {
+		.path = "/bin/sh",
+		.argv = argv,
+		.envp = envp,
+		.timeout_ms = 5000,
+		.kill_grace_ms = 200,
+	};
+	int leak = open("/dev/null", O_RDONLY);	/* no O_CLOEXEC on purpose */
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/marker", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("inside\n", f);
+	fclose(f);
+	spec.pass_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(spec.pass_fd > 2 && leak > 2);
+	/* ls opens its own directory fd: 0, 1, 2, pass_fd and that one. */
+	snprintf(script, sizeof(script),
+		 "ls /proc/self/fd | wc -l; cat /proc/self/fd/%d/marker",
+		 spec.pass_fd);
+	assert_int_equal(sn_helper_run(&spec, &out), 0);
+	close(spec.pass_fd);
+	close(leak);
+	unlink(path);
+	rmdir(dir);
+	assert_string_equal(out.out, "5\ninside\n");
+}
+
 static void signals_are_unblocked(void **state)
 {
 	sigset_t block, old;
@@ -325,6 +365,7 @@ int main(void)
 		cmocka_unit_test(passes_exit_code),
 		cmocka_unit_test(stdin_is_dev_null),
 		cmocka_unit_test(other_descriptors_are_closed),
+		cmocka_unit_test(pass_fd_is_the_only_other_descriptor),
 		cmocka_unit_test(signals_are_unblocked),
 		cmocka_unit_test(crash_is_reported_as_signal),
 		cmocka_unit_test(timeout_escalates_to_sigkill_and_reaps),

@@ -591,6 +591,36 @@ run mem-oom FAKE_CUDA_MEM_MIB=50 -- --json
 expect_rc 5
 expect_err "cuMemAlloc of 200 MiB for the communicator failed"
 
+# --- --container-root-fd: the container's root as an inherited descriptor
+# (spank_nccl.so's root agent opens the task's /proc/PID/root); the image's
+# NCCL is found under it and named by its path inside the container.
+mkdir -p "$tmp/croot/usr/lib"
+cp "$fake/nccl/libnccl.so.2" "$tmp/croot/usr/lib/libnccl.so.2"
+name=container-root-fd
+"$helper" --node testnode --json --container-pid $$ --container-image img:1 \
+	--container-root-fd 7 7<"$tmp/croot" >"$tmp/out" 2>"$tmp/err"
+rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+expect_rc 0
+expect_err "from /usr/lib/libnccl.so.2 (container image img:1)"
+case $out$err in *"/proc/"*) fail "a /proc path leaked into the output";; esac
+# A descriptor that is not an open directory: the container cannot be read.
+name=container-root-fd-closed
+"$helper" --node testnode --json --container-pid $$ --container-image img:1 \
+	--container-root-fd 9 9<"$tmp/croot/usr/lib/libnccl.so.2" \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+expect_rc 5
+expect_err "cannot read the container of process $$ (container image img:1)"
+run container-root-fd-bad -- --container-pid 1 --container-root-fd 2
+expect_rc 1
+expect_err "invalid --container-root-fd '2': give an open descriptor number from 3 to 65535"
+run container-root-fd-word -- --container-pid 1 --container-root-fd x7
+expect_rc 1
+expect_err "invalid --container-root-fd 'x7'"
+run container-root-fd-alone -- --container-root-fd 7
+expect_rc 1
+expect_err "--container-root-fd is the root of --container-pid: give both"
+
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed" >&2
 	exit 1

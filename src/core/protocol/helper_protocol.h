@@ -76,6 +76,9 @@ const char *sn_warmup_exit_hint(int exit_code);
 /* A pyxis step: a task's pid and the image (step_container.c). */
 #define SN_HELPER_OPT_CONTAINER_PID "container-pid"
 #define SN_HELPER_OPT_CONTAINER_IMAGE "container-image"
+/* The task's /proc/PID/root, opened by the root agent and inherited
+ * (the task stays not dumpable: the job user cannot open it). */
+#define SN_HELPER_OPT_CONTAINER_ROOT_FD "container-root-fd"
 /*
  * A task in task_init has not exec'd yet: its /proc/PID/environ is
  * slurmstepd's, not the job's with the image's environment that pyxis
