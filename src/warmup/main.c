@@ -38,6 +38,8 @@ static int run_all(struct wu_run *run)
 	struct wu_cu cu;
 	int code;
 
+	/* NVML's start overlaps cuInit's (wu_gpus_enumerate). */
+	wu_health_start(run);
 	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
 		return wu_fabric_run(run, &cu);
 	code = wu_gpus_enumerate(run, &cu);

@@ -190,6 +190,7 @@ struct wu_run {
 	char transport[SN_TRANSPORT_MAX];	/* sn_nccl_transport(); "" unknown */
 	struct wu_fabric fabric;
 	struct wu_health health;
+	struct wu_nvml_boot *nvml_boot;	/* wu_health_start's, until joined */
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };
@@ -226,7 +227,15 @@ int wu_gpus_enumerate(struct wu_run *run, struct wu_cu *cu);
 int wu_gpus_check_duplicates(struct wu_run *run);
 int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
 
-/* nvml.c: the GPU health checks, after enumeration, before contexts */
+/*
+ * nvml.c: the GPU health checks.  wu_health_start loads and initialises
+ * NVML on a thread before cuInit (-1: out of memory or threads, the
+ * check then says NVML was not checked); wu_health_check, after
+ * enumeration and before contexts, joins it (or does it in line) and
+ * reads the step's GPUs.
+ */
+struct wu_nvml_boot;
+int wu_health_start(struct wu_run *run);
 int wu_health_check(struct wu_run *run);
 
 /* one_gpu.c: a 1-GPU node's limits, said and enforced */
