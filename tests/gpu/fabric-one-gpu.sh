@@ -15,6 +15,31 @@
 
 fabric1_ports=31500-31507
 
+# fabric1_listening: a LISTEN socket on 127.0.0.1 in $fabric1_ports
+# (/proc/net/tcp: the node has no ss).
+fabric1_listening() {
+	local lo=${fabric1_ports%-*} hi=${fabric1_ports#*-} addr st
+	while read -r _ addr _ st _; do
+		if [ "$st" = 0A ] && [ "${addr%%:*}" = 0100007F ] &&
+			((16#${addr##*:} >= lo && 16#${addr##*:} <= hi)); then
+			return 0
+		fi
+	done </proc/net/tcp
+	return 1
+}
+
+# fabric1_wait WHAT COMMAND...: until COMMAND succeeds, at most 30 s.
+fabric1_wait() {
+	local what=$1 i
+	shift
+	for ((i = 0; i < 600; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	echo "  gave up waiting for $what"
+	return 1
+}
+
 # fabric1_helper INDEX: one node's helper, as the job user, in the
 # background; its JSON in $work/fabric1.INDEX.json.
 fabric1_helper() {
@@ -37,13 +62,20 @@ t_fabric_one_gpu() {
 	local p0 p1 rc0 rc1 stranger refused
 	rm -rf "$work"/fabric1.* "$work/stranger"
 	mkdir -p "$work/stranger" && chmod 0777 "$work/stranger"
+	# In this order, each step waiting on the one before (node 1 would
+	# otherwise join within milliseconds and the coordinator stop
+	# listening before the stranger tried it): node 0's coordinator
+	# listens, the stranger has swept every port once (its .started
+	# file), then node 1 starts.
+	fabric1_helper 0; p0=$!
+	fabric1_wait "node 0's coordinator" fabric1_listening
 	runuser -u nobody -- env PATH="$PATH" \
 		perl "$src/tests/integration/helpers/fabric-stranger.pl" \
 		hello 127.0.0.1 "$fabric1_ports" 4242 0 "$work/stranger/stats" \
 		"$SN_CLUSTER_DIR/munge/munge.socket" \
 		</dev/null >"$work/stranger/log" 2>&1 &
 	stranger=$!
-	fabric1_helper 0; p0=$!
+	fabric1_wait "the stranger's first sweep" test -e "$work/stranger/stats.started"
 	fabric1_helper 1; p1=$!
 	wait "$p0"; rc0=$?
 	wait "$p1"; rc1=$?
