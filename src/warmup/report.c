@@ -6,6 +6,7 @@
  * read back by sn_warmup_result_parse).  Whichever thread claims run->reporting
  * first (main or watchdog) prints and ends the process.
  */
+#include <errno.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64
+#define WU_SUMMARY_MAX 1024
 
 void wu_out_add(struct wu_out *o, const char *fmt, ...)
 {
@@ -260,6 +262,33 @@ static enum sn_fault run_fault(const struct wu_run *s, int code)
 	return sn_fault_decide(&f);
 }
 
+/*
+ * The summary as one write(2): glibc >= 2.37 writes a formatted line to
+ * unbuffered stderr in 128-byte pieces, and helpers run side by side on
+ * one terminal (the man page's fabric loop) interleaved mid-line
+ * (measured in Debian 13's root).  A line under PIPE_BUF stays whole in
+ * a pipe too.
+ */
+static void put_summary(const char *summary)
+{
+	char line[WU_SUMMARY_MAX + 16];
+	int n = snprintf(line, sizeof(line), "spank-nccl: %s\n", summary);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n :
+		     sizeof(line) - 1;
+
+	if (len && line[len - 1] != '\n')
+		line[len - 1] = '\n';
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(STDERR_FILENO, line + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		off += (size_t)w;
+	}
+}
+
 static void build_json(const struct wu_run *s, int code, double now,
 		       const char *summary, struct wu_out *o)
 {
@@ -365,7 +394,7 @@ void wu_report_and_exit(struct wu_run *run, int code)
 {
 	static const size_t json_cap = SN_RESULT_MAX_BYTES;
 	struct wu_run *snap;
-	char summary[1024];
+	char summary[WU_SUMMARY_MAX];
 	double now;
 	int expected = 0;
 
@@ -387,8 +416,7 @@ void wu_report_and_exit(struct wu_run *run, int code)
 
 	build_summary(snap, code, now, summary, sizeof(summary));
 	if (code != SN_WARMUP_OK || !snap->opt.quiet)
-		fprintf(stderr, "spank-nccl: %s\n", summary);
-	fflush(stderr);
+		put_summary(summary);
 	if (snap->opt.json) {
 		struct wu_out o = { malloc(json_cap), 0, json_cap };
 
