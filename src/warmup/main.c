@@ -38,7 +38,11 @@ static int run_all(struct wu_run *run)
 	struct wu_cu cu;
 	int code;
 
-	/* NVML's start overlaps cuInit's (wu_gpus_enumerate). */
+	/*
+	 * NVML's start overlaps cuInit's (wu_gpus_enumerate).  Only
+	 * wu_health_check joins it: a run that fails before the checks
+	 * leaves the thread to the process's exit, which reports at once.
+	 */
 	wu_health_start(run);
 	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
 		return wu_fabric_run(run, &cu);
