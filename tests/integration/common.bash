@@ -249,8 +249,12 @@ sn_fake_env() {
 	nccl-init-fail) export FAKE_NCCL_FAIL=init ;;
 	crash) export FAKE_NCCL_CRASH=init ;;
 	wrong-result) export FAKE_NCCL_WRONG_RESULT=1 ;;
-	slow) export FAKE_NCCL_BUSBW_GBPS=5 ;;
-	fast) export FAKE_NCCL_BUSBW_GBPS=400 ;;
+	# slow and fast straddle warmup.bats's floor of 4 GB/s.  Fast is
+	# only 10x the floor so that its five timed all-reduces (64 MiB, 8 ms
+	# in all) stay above it through ~75 ms of scheduler lateness on a
+	# loaded CI machine; slow can only measure slower.
+	slow) export FAKE_NCCL_BUSBW_GBPS=1 ;;
+	fast) export FAKE_NCCL_BUSBW_GBPS=40 ;;
 	hang) export FAKE_NCCL_HANG=init ;;
 	*) echo "sn_fake_env: unknown scenario $scenario" >&2; return 1 ;;
 	esac

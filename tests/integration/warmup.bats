@@ -116,7 +116,7 @@ assert_tasks_blocked() {
 }
 
 @test "warmup bandwidth: below warmup_min_busbw fails, above passes" {
-	sn_plugstack_set warmup_min_busbw=50
+	sn_plugstack_set warmup_min_busbw=4
 	sn_fake_env slow
 	run --separate-stderr warm_srun bandwidth
 	sn_assert_failed

@@ -286,7 +286,9 @@ fi
 
 # Floor 10x below the fake target: a busy 2-core machine stretches the
 # fake sleeps, and this case is about passing a floor, not the figure.
-run bw-ok FAKE_NCCL_BUSBW_GBPS=300 -- --json --mode bandwidth --bytes 64M --min-busbw 30
+# A target of 30 GB/s makes the five timed all-reduces last ~17 ms, so
+# ~150 ms of lateness is needed to miss the floor (at 300 GB/s, 15 ms was).
+run bw-ok FAKE_NCCL_BUSBW_GBPS=30 -- --json --mode bandwidth --bytes 64M --min-busbw 3
 expect_rc 0; ok_json
 expect_err "busbw "
 expect_err "(64M all-reduce)"

@@ -8,9 +8,14 @@
 
 # Ten times apart: the fake NCCL's measured busbw only drops under CPU load
 # (simulated delays run late, never early), and the check must hold on a
-# busy 2-core CI machine.
-FAST_GBPS=100
-SLOW_GBPS=10
+# busy 2-core CI machine.  Low enough that the timed all-reduces last long
+# next to a scheduler's hiccup: at 100 GB/s the five timed 64 MiB
+# all-reduces of the fast nodes took 3.4 ms in all, and one late wakeup of
+# ~15 ms on the CI machine (Slurm 22.05, fleet.bats test 1) put a fast node
+# under twice the slow one's busbw.  At 10 GB/s they take 34 ms, and it
+# takes ~130 ms of lateness to do that.
+FAST_GBPS=10
+SLOW_GBPS=1
 DUPLICATE=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
 
 fleet_dir() { echo "$SN_CLUSTER_DIR/fleet"; }
