@@ -6,8 +6,9 @@
 # --health off (no NVML at all) and one with the default policy, on every
 # GPU the process sees.  Prints the median wall time of each, their
 # difference, and the median of the helper's own measure of the checks
-# (JSON health.ms: dlopen of libnvidia-ml.so.1 .. the last GPU read).  Target:
-# at most 50 ms on 1 to 8 GPUs.
+# (JSON health.ms: what the step waits for NVML once its GPUs are known;
+# NVML starts and reads the GPUs beside cuInit).  Target: at most 50 ms
+# added on 1 to 8 GPUs.
 #
 #   SN_HELPER=PATH bash bench/health-cost.sh [RUNS]   (default 10)
 set -euo pipefail
@@ -38,6 +39,9 @@ on=$(for f in "$tmp"/default.*.json; do json_num "$f" total; done | median)
 own=$(for f in "$tmp"/default.*.json; do sed -nE 's/.*"health":\{"checked":true,"why_not":null,"ms":([0-9.]+).*/\1/p' "$f"; done | median)
 [ -n "$own" ] || { echo "health-cost.sh: NVML did not answer:" >&2; grep -o '"why_not":"[^"]*"' "$tmp/default.0.json" >&2; exit 1; }
 echo "health checks on $gpus GPU(s), medians of $runs interleaved runs (check mode):"
-echo "  --health off: ${off} ms; default: ${on} ms; difference $(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.1f", a - b }') ms"
-echo "  the checks themselves (JSON health.ms, dlopen .. last GPU read): ${own} ms (target <= 50 ms)"
-awk -v m="$own" 'BEGIN { exit !(m <= 50) }' || { echo "health-cost.sh: above the 50 ms target" >&2; exit 1; }
+added=$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.1f", a - b }')
+echo "  --health off: ${off} ms; default: ${on} ms; difference ${added} ms (target <= 50 ms)"
+echo "  the wait for the checks after cuInit (JSON health.ms): ${own} ms"
+# The target is the added wall time: health.ms alone hides what NVML's
+# thread costs the driver's start beside it.
+awk -v m="$added" 'BEGIN { exit !(m <= 50) }' || { echo "health-cost.sh: ${added} ms added, above the 50 ms target" >&2; exit 1; }

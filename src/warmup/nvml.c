@@ -1,43 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GPU health checks' reading side (issue 24): loads the driver's
- * libnvidia-ml.so.1 at run time (nvml_api.h declares what is used), finds
- * each of the step's GPUs by its PCI bus ID (the UUID when that fails) and
- * reads what src/core/gpu/health.c judges.  Runs after cuInit and before
- * any CUDA context, so the memory in use is other processes', and a GPU
- * held by another job is named before cuDevicePrimaryCtxRetain runs out
- * of memory.  NVML calls need no root for any value read here.
+ * The GPU health checks' NVML side (issue 24): loads the driver's
+ * libnvidia-ml.so.1 at run time (nvml_api.h declares what is used) and
+ * reads every GPU NVML can open on a thread of its own while cuInit runs
+ * (wu_health_start), so that the wait is hidden behind the driver's own
+ * start; then matches the step's GPUs to those readings by UUID, and
+ * reads any left over (MIG instances, an NVML without enumeration) by PCI
+ * bus ID, else UUID.  Readings are taken before any CUDA context, so the
+ * memory in use is other processes', and a GPU held by another job is
+ * named before cuDevicePrimaryCtxRetain runs out of memory.  What each
+ * reading is: nvml_read.c.
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <strings.h>
 
-#include "nvml_api.h"
-#include "warmup.h"
-
-#define WU_LIBNVML "libnvidia-ml.so.1"
-#define WU_NVML_PROCS_MAX 64
-
-struct wu_nvml {
-	void *handle;
-	nvml_init_fn init;
-	nvml_error_string_fn error_string;
-	nvml_by_busid_fn by_busid;
-	nvml_by_uuid_fn by_uuid;
-	nvml_memory_fn memory;
-	nvml_procs_fn compute_procs, graphics_procs;
-	nvml_remapped_fn remapped_rows;
-	nvml_state_fn retired_pending, persistence;
-	nvml_ecc_fn ecc;
-	nvml_compute_mode_fn compute_mode;
-	nvml_uint_fn pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
-	nvml_nvlink_state_fn nvlink_state;
-	nvml_ull_fn clock_reasons;
-};
+#include "nvml_int.h"
 
 struct nvml_sym {
 	const char *name;
@@ -50,6 +31,9 @@ struct nvml_sym {
 static const struct nvml_sym nvml_syms[] = {
 	NSYM(init, "nvmlInit_v2", true),
 	NSYM(error_string, "nvmlErrorString", true),
+	NSYM(count, "nvmlDeviceGetCount_v2", false),
+	NSYM(by_index, "nvmlDeviceGetHandleByIndex_v2", false),
+	NSYM(uuid, "nvmlDeviceGetUUID", false),
 	NSYM(by_busid, "nvmlDeviceGetHandleByPciBusId_v2", true),
 	NSYM(by_uuid, "nvmlDeviceGetHandleByUUID", false),
 	NSYM(memory, "nvmlDeviceGetMemoryInfo", false),
@@ -94,136 +78,6 @@ static bool nvml_load(struct wu_nvml *n, char *why, size_t len)
 	return true;
 }
 
-/* /proc/PID/status's real uid as a name; "" if not visible. */
-static void proc_user(unsigned int pid, char *out, size_t len)
-{
-	char path[64], line[256];
-	struct passwd pw, *res = NULL;
-	char buf[1024];
-	unsigned int uid;
-	bool found = false;
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u", &uid) == 1) {
-			found = true;
-			break;
-		}
-	fclose(f);
-	if (!found)
-		return;
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-		snprintf(out, len, "%s", pw.pw_name);
-	else
-		snprintf(out, len, "uid %u", uid);
-}
-
-static void add_procs(const struct wu_nvml *n, nvml_procs_fn fn,
-		      nvmlDevice_t dev, struct sn_gpu_health *h)
-{
-	nvmlProcessInfo_t infos[WU_NVML_PROCS_MAX];
-	unsigned int count = WU_NVML_PROCS_MAX;
-	unsigned int self = (unsigned int)getpid();
-
-	(void)n;
-	if (!fn || fn(dev, &count, infos) != NVML_SUCCESS)
-		return;
-	for (unsigned int i = 0; i < count && i < WU_NVML_PROCS_MAX; i++) {
-		bool seen = false;
-		struct sn_gpu_proc *p;
-
-		if (infos[i].pid == self)
-			continue;
-		for (unsigned int k = 0; k < h->n_procs &&
-		     k < SN_HEALTH_MAX_PROCS; k++)
-			seen |= h->procs[k].pid == infos[i].pid;
-		if (seen)
-			continue;
-		if (h->n_procs++ >= SN_HEALTH_MAX_PROCS)
-			continue;
-		p = &h->procs[h->n_procs - 1];
-		p->pid = infos[i].pid;
-		p->mib = infos[i].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ?
-			SN_HV_NA : (long long)(infos[i].usedGpuMemory >> 20);
-		proc_user(p->pid, p->user, sizeof(p->user));
-	}
-}
-
-static long long get_uint(nvml_uint_fn fn, nvmlDevice_t dev)
-{
-	unsigned int v;
-
-	return fn && fn(dev, &v) == NVML_SUCCESS ? (long long)v : SN_HV_NA;
-}
-
-static long long get_state(nvml_state_fn fn, nvmlDevice_t dev)
-{
-	nvmlEnableState_t s;
-
-	return fn && fn(dev, &s) == NVML_SUCCESS ?
-		(long long)(s == NVML_FEATURE_ENABLED) : SN_HV_NA;
-}
-
-static void read_memory(const struct wu_nvml *n, nvmlDevice_t dev,
-			struct sn_gpu_health *h)
-{
-	unsigned int corr, unc, pending, failure;
-	unsigned long long ecc;
-	nvmlMemory_t mem;
-
-	if (n->memory && n->memory(dev, &mem) == NVML_SUCCESS) {
-		h->mem_used_mib = (long long)(mem.used >> 20);
-		h->mem_total_mib = (long long)(mem.total >> 20);
-	}
-	add_procs(n, n->compute_procs, dev, h);
-	add_procs(n, n->graphics_procs, dev, h);
-	if (n->remapped_rows && n->remapped_rows(dev, &corr, &unc, &pending,
-						 &failure) == NVML_SUCCESS) {
-		h->remap_pending = pending != 0;
-		h->remap_failure = failure != 0;
-	}
-	h->retired_pending = get_state(n->retired_pending, dev);
-	if (n->ecc && n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-			     NVML_VOLATILE_ECC, &ecc) == NVML_SUCCESS)
-		h->ecc_volatile_uncorr = (long long)ecc;
-}
-
-static void read_links(const struct wu_nvml *n, nvmlDevice_t dev,
-		       struct sn_gpu_health *h)
-{
-	nvmlComputeMode_t mode;
-	unsigned long long reasons;
-
-	h->persistence = get_state(n->persistence, dev);
-	if (n->compute_mode && n->compute_mode(dev, &mode) == NVML_SUCCESS)
-		h->compute_mode = (long long)mode;
-	h->pcie_gen = get_uint(n->pcie_gen, dev);
-	h->pcie_gen_max = get_uint(n->pcie_gen_max, dev);
-	h->pcie_width = get_uint(n->pcie_width, dev);
-	h->pcie_width_max = get_uint(n->pcie_width_max, dev);
-	if (n->nvlink_state) {
-		/* Links the GPU lacks answer NOT_SUPPORTED or
-		 * INVALID_ARGUMENT; a PCIe SKU has none. */
-		h->nvlinks = h->nvlinks_active = 0;
-		for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
-			nvmlEnableState_t active;
-
-			if (n->nvlink_state(dev, l, &active) != NVML_SUCCESS)
-				continue;
-			h->nvlinks++;
-			h->nvlinks_active += active == NVML_FEATURE_ENABLED;
-		}
-	}
-	if (n->clock_reasons && n->clock_reasons(dev, &reasons) ==
-	    NVML_SUCCESS)
-		h->clock_reasons = (long long)reasons;
-}
-
 static nvmlReturn_t find_gpu(const struct wu_nvml *n,
 			     const struct sn_gpu_identity *g,
 			     nvmlDevice_t *dev)
@@ -243,7 +97,146 @@ static bool all_off(const struct sn_health_policy *p)
 	return true;
 }
 
-/* One GPU's queries, on a thread of its own (read_all). */
+/*
+ * The boot: dlopen + nvmlInit_v2 (20-23 ms on 4 H200s), then every GPU
+ * NVML enumerates, each on a thread of its own: handle, UUID, readings
+ * (a handle ~7 ms and a GPU's first queries ~8 ms there, partly serial
+ * inside the driver).  wu_health_start begins it before cuInit (0.5-1 s
+ * on 4 H200s), so it is done, or nearly, when the step's GPUs are known.
+ * Every GPU, not only the step's: which they are is known only after
+ * cuInit, by UUID.  The readings of GPUs that are not the step's are
+ * never shown, and their processes' users are never looked up.
+ */
+struct nvml_seen {
+	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	bool named;			/* past the UUID (found or not) */
+	bool done;			/* and past the readings */
+	bool read;			/* readings in h */
+	struct sn_gpu_health h;
+	struct wu_nvml_boot *boot;
+	unsigned int index;
+	pthread_t thread;
+};
+
+struct wu_nvml_boot {
+	struct wu_nvml n;
+	bool loaded;
+	nvmlReturn_t rc;
+	char why_not[160];
+	pthread_t thread;
+	/* The enumeration: lock guards named/done/uuid of seen[]. */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	unsigned int n_seen;		/* threads started, seen[0..n_seen) */
+	unsigned int n_done;
+	struct nvml_seen seen[WU_MAX_GPUS];
+};
+
+/* Under B's lock: what waiters in seen_wait look at. */
+static void seen_named(struct nvml_seen *s, const char *uuid)
+{
+	pthread_mutex_lock(&s->boot->lock);
+	snprintf(s->uuid, sizeof(s->uuid), "%s", uuid);
+	s->named = true;
+	pthread_cond_broadcast(&s->boot->changed);
+	pthread_mutex_unlock(&s->boot->lock);
+}
+
+static void seen_done(struct nvml_seen *s)
+{
+	pthread_mutex_lock(&s->boot->lock);
+	s->done = true;
+	s->boot->n_done++;
+	pthread_cond_broadcast(&s->boot->changed);
+	pthread_mutex_unlock(&s->boot->lock);
+}
+
+static void *read_index(void *arg)
+{
+	struct nvml_seen *s = arg;
+	const struct wu_nvml *n = &s->boot->n;
+	char uuid[sizeof(s->uuid)] = "";
+	nvmlDevice_t dev;
+	bool found;
+
+	found = n->by_index(s->index, &dev) == NVML_SUCCESS &&
+		n->uuid(dev, uuid, sizeof(uuid)) == NVML_SUCCESS;
+	seen_named(s, found ? uuid : "");
+	if (found) {
+		/* Written before seen_done's unlock, read after its lock. */
+		sn_gpu_health_unknown(&s->h);
+		wu_nvml_read(n, dev, &s->h);
+		s->read = true;
+	}
+	seen_done(s);
+	return NULL;
+}
+
+static void enumerate(struct wu_nvml_boot *b)
+{
+	unsigned int count, started = 0;
+
+	if (!b->n.count || !b->n.by_index || !b->n.uuid ||
+	    b->n.count(&count) != NVML_SUCCESS)
+		return;
+	for (unsigned int i = 0; i < count && i < WU_MAX_GPUS; i++) {
+		struct nvml_seen *s = &b->seen[started];
+
+		s->boot = b;
+		s->index = i;
+		if (pthread_create(&s->thread, NULL, read_index, s) != 0)
+			break;
+		started++;
+	}
+	pthread_mutex_lock(&b->lock);
+	b->n_seen = started;
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void *nvml_boot(void *arg)
+{
+	struct wu_nvml_boot *b = arg;
+
+	b->loaded = nvml_load(&b->n, b->why_not, sizeof(b->why_not));
+	if (b->loaded)
+		b->rc = b->n.init();
+	if (b->loaded && b->rc == NVML_SUCCESS)
+		enumerate(b);
+	return NULL;
+}
+
+/*
+ * The enumerated GPU with UUID, once read; NULL if none has it.  Waits
+ * (B->lock held) only while the answer can still change: a GPU with that
+ * UUID still reading, or a GPU whose UUID is not yet known.  A GPU that
+ * never answers is the watchdog's (the run's deadline).
+ */
+static struct nvml_seen *seen_wait(struct wu_nvml_boot *b, const char *uuid)
+{
+	for (;;) {
+		bool pending = false;
+
+		for (unsigned int i = 0; i < b->n_seen; i++) {
+			struct nvml_seen *s = &b->seen[i];
+
+			if (!s->named) {
+				pending = true;
+				continue;
+			}
+			if (s->uuid[0] && strcasecmp(s->uuid, uuid) == 0) {
+				if (s->done)
+					return s->read ? s : NULL;
+				pending = true;
+				break;
+			}
+		}
+		if (!pending)
+			return NULL;
+		pthread_cond_wait(&b->changed, &b->lock);
+	}
+}
+
+/* A step GPU NVML's enumeration did not give, read on its own thread. */
 struct gpu_read {
 	const struct wu_nvml *n;
 	const struct sn_gpu_identity *id;
@@ -259,94 +252,103 @@ static void *read_gpu(void *arg)
 	nvmlDevice_t dev;
 
 	r->rc = find_gpu(r->n, r->id, &dev);
-	if (r->rc != NVML_SUCCESS)
-		return NULL;
-	r->h->read = true;
-	read_memory(r->n, dev, r->h);
-	read_links(r->n, dev, r->h);
+	if (r->rc == NVML_SUCCESS)
+		wu_nvml_read(r->n, dev, r->h);
 	return NULL;
 }
 
 /*
- * dlopen + nvmlInit_v2 (~20 ms on 4 H200s), started by wu_health_start
- * on a thread of its own before cuInit (0.5-1 s there), so the wait is
- * hidden behind the driver's own start; wu_health_check joins it.
+ * Frees B once every enumeration thread is done; false if one is still in
+ * the driver (a GPU that is not the step's may be slow to answer): then B
+ * stays for the process's exit, which comes soon.
  */
-struct wu_nvml_boot {
-	struct wu_nvml n;
-	bool loaded;
-	nvmlReturn_t rc;
-	char why_not[160];
-	pthread_t thread;
-};
-
-static void *nvml_boot(void *arg)
+static bool boot_release(struct wu_nvml_boot *b)
 {
-	struct wu_nvml_boot *b = arg;
+	bool all;
 
-	b->loaded = nvml_load(&b->n, b->why_not, sizeof(b->why_not));
-	if (b->loaded)
-		b->rc = b->n.init();
-	return NULL;
+	pthread_mutex_lock(&b->lock);
+	all = b->n_done == b->n_seen;
+	pthread_mutex_unlock(&b->lock);
+	if (!all)
+		return false;
+	for (unsigned int i = 0; i < b->n_seen; i++)
+		pthread_join(b->seen[i].thread, NULL);
+	pthread_cond_destroy(&b->changed);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+	return true;
+}
+
+/* The step's GPUs from the enumeration, by UUID (a MIG instance's is
+ * not its GPU's); the rest by bus ID or UUID, one thread each. */
+static void read_step_gpus(struct wu_run *run, struct wu_nvml_boot *b,
+			   struct wu_health *hs)
+{
+	struct gpu_read reads[WU_MAX_GPUS];
+	size_t n_left = 0;
+
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < run->n_gpus; i++) {
+		const struct sn_gpu_identity *g = &run->gpus[i];
+		struct nvml_seen *s = g->mig ? NULL : seen_wait(b, g->uuid);
+
+		sn_gpu_health_unknown(&hs->gpu[i]);
+		if (s)
+			hs->gpu[i] = s->h;
+		hs->gpu[i].mig = g->mig;
+		if (!s)
+			reads[n_left++] = (struct gpu_read){ .n = &b->n,
+				.id = g, .h = &hs->gpu[i] };
+	}
+	pthread_mutex_unlock(&b->lock);
+	for (size_t i = 0; i < n_left; i++) {
+		reads[i].threaded = i > 0 && pthread_create(&reads[i].thread,
+							    NULL, read_gpu,
+							    &reads[i]) == 0;
+		if (!reads[i].threaded)
+			read_gpu(&reads[i]);
+	}
+	for (size_t i = 0; i < n_left; i++) {
+		if (reads[i].threaded)
+			pthread_join(reads[i].thread, NULL);
+		if (reads[i].rc != NVML_SUCCESS)
+			wu_note(run, "NVML does not know GPU %d (%s): %s",
+				reads[i].id->index, reads[i].id->busid,
+				b->n.error_string(reads[i].rc));
+	}
+	for (size_t i = 0; i < run->n_gpus; i++)
+		if (hs->gpu[i].read)
+			wu_nvml_name_holders(&hs->gpu[i]);
 }
 
 /* Fills HS from NVML; false (HS->why_not says why) if NVML is unusable. */
 static bool read_all(struct wu_run *run, struct wu_health *hs)
 {
-	struct gpu_read reads[WU_MAX_GPUS];
-	struct wu_nvml n;
+	struct wu_nvml_boot *b;
 	int ordinals[WU_MAX_GPUS];
-	nvmlReturn_t rc;
 
-	/* dlopen and nvmlInit_v2: started early, or here (fabric mode). */
+	/* Started before cuInit, or here (fabric mode). */
 	wu_doing(run, "nvmlInit_v2 (" WU_LIBNVML ")");
 	if (!run->nvml_boot && wu_health_start(run) != 0) {
 		snprintf(hs->why_not, sizeof(hs->why_not),
 			 "no memory or thread for loading NVML");
 		return false;
 	}
-	pthread_join(run->nvml_boot->thread, NULL);
-	n = run->nvml_boot->n;
-	rc = run->nvml_boot->rc;
-	snprintf(hs->why_not, sizeof(hs->why_not), "%s",
-		 run->nvml_boot->why_not);
-	free(run->nvml_boot);
-	run->nvml_boot = NULL;
-	if (hs->why_not[0])
-		return false;
-	if (rc != NVML_SUCCESS) {
+	b = run->nvml_boot;
+	pthread_join(b->thread, NULL);
+	snprintf(hs->why_not, sizeof(hs->why_not), "%s", b->why_not);
+	if (!hs->why_not[0] && b->rc != NVML_SUCCESS)
 		snprintf(hs->why_not, sizeof(hs->why_not), "nvmlInit_v2: %s",
-			 n.error_string(rc));
+			 b->n.error_string(b->rc));
+	if (hs->why_not[0]) {
+		if (boot_release(b))
+			run->nvml_boot = NULL;
 		return false;
 	}
 	wu_doing(run, "NVML health queries");
-	/*
-	 * A GPU's first queries cost ~8 ms each (PCIe, NVLink, ECC: measured
-	 * on 4 H200s, 34 ms one after another); NVML is thread-safe, so
-	 * each GPU is read on its own thread: 8 ms for all four.  A thread
-	 * that cannot start reads in line.
-	 */
-	for (size_t i = 0; i < run->n_gpus; i++) {
-		struct gpu_read *r = &reads[i];
-
-		sn_gpu_health_unknown(&hs->gpu[i]);
+	read_step_gpus(run, b, hs);
+	for (size_t i = 0; i < run->n_gpus; i++)
 		ordinals[i] = run->gpus[i].index;
-		hs->gpu[i].mig = run->gpus[i].mig;
-		*r = (struct gpu_read){ .n = &n, .id = &run->gpus[i],
-					.h = &hs->gpu[i] };
-		r->threaded = i > 0 &&
-			pthread_create(&r->thread, NULL, read_gpu, r) == 0;
-		if (!r->threaded)
-			read_gpu(r);
-	}
-	for (size_t i = 0; i < run->n_gpus; i++) {
-		if (reads[i].threaded)
-			pthread_join(reads[i].thread, NULL);
-		if (reads[i].rc != NVML_SUCCESS)
-			wu_note(run, "NVML does not know GPU %d (%s): %s",
-				run->gpus[i].index, run->gpus[i].busid,
-				n.error_string(reads[i].rc));
-	}
 	sn_health_evaluate(&run->opt.health, hs->gpu, ordinals, run->n_gpus,
 			   &hs->verdict);
 	/*
@@ -356,6 +358,8 @@ static bool read_all(struct wu_run *run, struct wu_health *hs)
 	 * reference-counted, so NCCL's finds it up.  dlclose of driver
 	 * libraries is not safe while their threads may run.
 	 */
+	if (boot_release(b))
+		run->nvml_boot = NULL;
 	return true;
 }
 
@@ -368,7 +372,11 @@ int wu_health_start(struct wu_run *run)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -1;
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->changed, NULL);
 	if (pthread_create(&b->thread, NULL, nvml_boot, b) != 0) {
+		pthread_cond_destroy(&b->changed);
+		pthread_mutex_destroy(&b->lock);
 		free(b);
 		return -1;
 	}

@@ -86,6 +86,11 @@ typedef struct nvmlProcessInfo_v2_st {
 typedef nvmlReturn_t (*nvml_init_fn)(void);				/* nvmlInit_v2 */
 typedef nvmlReturn_t (*nvml_shutdown_fn)(void);				/* nvmlShutdown */
 typedef const char *(*nvml_error_string_fn)(nvmlReturn_t result);	/* nvmlErrorString */
+typedef nvmlReturn_t (*nvml_count_fn)(unsigned int *deviceCount);	/* nvmlDeviceGetCount_v2 */
+typedef nvmlReturn_t (*nvml_by_index_fn)(unsigned int index,
+					 nvmlDevice_t *device);		/* nvmlDeviceGetHandleByIndex_v2 */
+typedef nvmlReturn_t (*nvml_uuid_fn)(nvmlDevice_t device, char *uuid,
+				     unsigned int length);		/* nvmlDeviceGetUUID */
 typedef nvmlReturn_t (*nvml_by_busid_fn)(const char *pciBusId,
 					 nvmlDevice_t *device);		/* nvmlDeviceGetHandleByPciBusId_v2 */
 typedef nvmlReturn_t (*nvml_by_uuid_fn)(const char *uuid,

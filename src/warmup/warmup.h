@@ -190,7 +190,7 @@ struct wu_run {
 	char transport[SN_TRANSPORT_MAX];	/* sn_nccl_transport(); "" unknown */
 	struct wu_fabric fabric;
 	struct wu_health health;
-	struct wu_nvml_boot *nvml_boot;	/* wu_health_start's, until joined */
+	struct wu_nvml_boot *nvml_boot;	/* wu_health_start's, until released */
 	char note[256];			/* e.g. the MIG skip, the 1-GPU floor */
 	char message[WU_MESSAGE_MAX];	/* what failed */
 };

@@ -27,6 +27,9 @@
 FN(nvml_init_fn, nvmlInit_v2);
 FN(nvml_shutdown_fn, nvmlShutdown);
 FN(nvml_error_string_fn, nvmlErrorString);
+FN(nvml_count_fn, nvmlDeviceGetCount_v2);
+FN(nvml_by_index_fn, nvmlDeviceGetHandleByIndex_v2);
+FN(nvml_uuid_fn, nvmlDeviceGetUUID);
 FN(nvml_by_busid_fn, nvmlDeviceGetHandleByPciBusId_v2);
 FN(nvml_by_uuid_fn, nvmlDeviceGetHandleByUUID);
 FN(nvml_memory_fn, nvmlDeviceGetMemoryInfo);
@@ -156,6 +159,46 @@ static bool same_busid(const char *a, const char *b)
 	return da == db && ba == bb && va == vb && fa == fb;
 }
 
+/* Every GPU of the node, in the fake driver's order (the real NVML
+ * counts in PCI order and ignores CUDA_VISIBLE_DEVICES, as here). */
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
+{
+	if (!fake.inits)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!deviceCount)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*deviceCount = (unsigned int)fake.n;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
+					   nvmlDevice_t *device)
+{
+	if (!fake.inits)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!device || index >= (unsigned int)fake.n)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	/* "index": as a GPU the job's device cgroup hides. */
+	if (fake_env_has("FAKE_NVML_FAIL", "lookup") ||
+	    fake_env_has("FAKE_NVML_FAIL", "index"))
+		return NVML_ERROR_NO_PERMISSION;
+	*device = &fake.dev[index];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid,
+			       unsigned int length)
+{
+	if (!fake.inits)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!device || !uuid || device < fake.dev || device >= fake.dev + fake.n)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (strlen(device->uuid) >= length)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	memcpy(uuid, device->uuid, strlen(device->uuid) + 1);
+	return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId,
 					      nvmlDevice_t *device)
 {
@@ -180,7 +223,8 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!uuid || !device)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (fake_env_has("FAKE_NVML_FAIL", "lookup"))
+	if (fake_env_has("FAKE_NVML_FAIL", "lookup") ||
+	    fake_env_has("FAKE_NVML_FAIL", "uuid"))
 		return NVML_ERROR_NOT_FOUND;
 	for (int i = 0; i < fake.n; i++)
 		if (strcasecmp(uuid, fake.dev[i].uuid) == 0) {

@@ -18,6 +18,9 @@
 static nvml_init_fn f_init = nvmlInit_v2;
 static nvml_shutdown_fn f_shutdown = nvmlShutdown;
 static nvml_error_string_fn f_err = nvmlErrorString;
+static nvml_count_fn f_count = nvmlDeviceGetCount_v2;
+static nvml_by_index_fn f_index = nvmlDeviceGetHandleByIndex_v2;
+static nvml_uuid_fn f_getuuid = nvmlDeviceGetUUID;
 static nvml_by_busid_fn f_busid = nvmlDeviceGetHandleByPciBusId_v2;
 static nvml_by_uuid_fn f_uuid = nvmlDeviceGetHandleByUUID;
 static nvml_memory_fn f_mem = nvmlDeviceGetMemoryInfo;
@@ -54,7 +57,8 @@ int main(void)
 		(void *)f_busid, (void *)f_uuid, (void *)f_mem, (void *)f_cp,
 		(void *)f_gp, (void *)f_rr, (void *)f_rp, (void *)f_pm,
 		(void *)f_ecc, (void *)f_cm, (void *)f_g, (void *)f_gm,
-		(void *)f_w, (void *)f_wm, (void *)f_nl, (void *)f_cr };
+		(void *)f_w, (void *)f_wm, (void *)f_nl, (void *)f_cr, (void *)f_count,
+		(void *)f_index, (void *)f_getuuid };
 
 	printf("nvml_abi: %zu functions match nvml.h (NVML_API_VERSION %d), nvmlProcessInfo_t %zu bytes, NVML_NVLINK_MAX_LINKS %d\n",
 	       sizeof(all) / sizeof(all[0]), NVML_API_VERSION,

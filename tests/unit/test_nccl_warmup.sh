@@ -80,6 +80,9 @@ expect_json() {
 expect_no_json() {
 	case $out in *"$1"*) fail "JSON must not contain: $1";; esac
 }
+expect_no_err() {
+	case $err in *"$1"*) fail "stderr must not contain: $1";; esac
+}
 # Exactly one line on stdout, one JSON object; one spank-nccl line on stderr.
 expect_shape() {
 	[ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "stdout is not one line"
@@ -327,8 +330,21 @@ expect_rc 13; expect_shape
 expect_json '"health_status":"gpu_health","health_findings":"GPU 1 ecc: 7 volatile uncorrectable ECC errors since the driver loaded"'
 expect_json '"gpus":[{"index":1,"read":true'
 expect_no_json '{"index":0,"read":true'
-# NVML that does not know the bus ID (a VM's renumbered PCI): the UUID finds it.
-run health-by-uuid FAKE_NVML_FAIL=busid FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
+# The step's GPUs are matched by UUID to what NVML enumerated while cuInit
+# ran: no lookup by bus ID or UUID needed, and CUDA's ordinals, not NVML's
+# indices, name them (physical GPU 1 is CUDA's GPU 0 here).
+run health-enumerated CUDA_VISIBLE_DEVICES=1,3 FAKE_NVML_FAIL=busid,uuid \
+	FAKE_NVML_ECC_UNCORR=0,7,0,0 -- --json --mode check
+expect_rc 13
+expect_err "GPU 0 ecc: 7 volatile uncorrectable ECC errors"
+expect_no_err "NVML does not know"
+# A GPU NVML cannot enumerate (a device cgroup): read by its bus ID.
+run health-by-busid FAKE_NVML_FAIL=index FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
+expect_rc 13
+expect_err "GPU 1 ecc: 7 volatile uncorrectable ECC errors"
+# And NVML that does not know the bus ID either (a VM's renumbered PCI):
+# the UUID finds it.
+run health-by-uuid FAKE_NVML_FAIL=index,busid FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
 expect_rc 13
 expect_err "GPU 1 ecc: 7 volatile uncorrectable ECC errors"
 run health-unknown-gpu FAKE_NVML_FAIL=lookup FAKE_NVML_ECC_UNCORR=7 -- --json --mode check
