@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "strutil.h"
 #include "warmup.h"
 
 /*
@@ -185,19 +186,17 @@ static int parse_health(const char *v, struct wu_options *o, char *err,
 	return -1;
 }
 
-/* A whole decimal number V from LO to HI into OUT. */
-static bool parse_bounded(const char *v, long lo, long hi, long *out)
+/* A whole decimal number V from LO to HI into OUT: digits only. */
+static bool parse_bounded(const char *v, unsigned long long lo,
+			  unsigned long long hi, unsigned long long *out)
 {
-	char *end;
-
-	*out = strtol(v, &end, 10);
-	return end != v && !*end && *out >= lo && *out <= hi;
+	return sn_parse_u64(v, hi, out) == 0 && *out >= lo;
 }
 
 static int parse_container_pid(const char *v, struct wu_options *o,
 			       char *err, size_t len)
 {
-	long pid;
+	unsigned long long pid;
 
 	if (parse_bounded(v, 1, 4194304, &pid)) {
 		o->container_pid = (pid_t)pid;
@@ -212,7 +211,7 @@ static int parse_container_pid(const char *v, struct wu_options *o,
 static int parse_container_root_fd(const char *v, struct wu_options *o,
 				   char *err, size_t len)
 {
-	long fd;
+	unsigned long long fd;
 
 	if (parse_bounded(v, 3, 65535, &fd)) {
 		o->container_root_fd = (int)fd;

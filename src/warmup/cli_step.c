@@ -6,12 +6,11 @@
  * step's nodes.  They are checked against each other here, so a helper
  * never coordinates with a node list that disagrees with its own index.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "hostlist.h"
+#include "strutil.h"
 #include "warmup.h"
 
 enum {
@@ -32,14 +31,9 @@ void wu_step_defaults(struct wu_step *step)
 /* Plain decimal, 0 to MAX: no sign, no hex, no trailing text. */
 static int parse_uint(const char *v, unsigned long max, unsigned int *out)
 {
-	unsigned long n;
-	char *end;
+	unsigned long long n;
 
-	if (v[0] < '0' || v[0] > '9')
-		return -1;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || n > max)
+	if (sn_parse_u64(v, max, &n) < 0)
 		return -1;
 	*out = (unsigned int)n;
 	return 0;

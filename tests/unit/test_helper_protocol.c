@@ -222,10 +222,14 @@ static void test_bytes(void **state)
 	assert_int_equal(b, SN_WARMUP_BYTES_MAX);
 	assert_int_equal(sn_parse_bytes("1048576", &b), 0);
 	assert_int_equal(b, 1ULL << 20);
+	/* Leading zeros count for nothing, however many (once: 12 digits). */
+	assert_int_equal(sn_parse_bytes("00000000000000001k", &b), 0);
+	assert_int_equal(b, 1024);
 	b = 7;
 	for (const char *const *v = (const char *const[]){ "3", "1023",
 		"17G", "1T", "", "K", "-1M", "1.5M", " 1M", "1MB",
-		"9999999999999G", NULL }; *v; v++)
+		"9999999999999G", "+1M", "0x400", "1M ", "16777217K",
+		"18446744073709551617", NULL }; *v; v++)
 		assert_int_equal(sn_parse_bytes(*v, &b), -1);
 	assert_int_equal(b, 7);
 }

@@ -125,6 +125,13 @@ static void test_port_range(void **state)
 	assert_int_equal(sn_port_range_parse("2000-", &r, &err), -1);
 	assert_int_equal(sn_port_range_parse("-2000", &r, &err), -1);
 	assert_int_equal(sn_port_range_parse("2000x", &r, &err), -1);
+	assert_int_equal(sn_port_range_parse("2000- 2001", &r, &err), -1);
+	assert_int_equal(sn_port_range_parse("2000-+2001", &r, &err), -1);
+	assert_int_equal(sn_port_range_parse("18446744073709553616", &r, &err),
+			 -1);
+	assert_int_equal(sn_port_range_parse("02000-002001", &r, &err), 0);
+	assert_int_equal(r.lo, 2000);
+	assert_int_equal(r.hi, 2001);
 	assert_int_equal(sn_port_range_parse(NULL, &r, &err), -1);
 }
 

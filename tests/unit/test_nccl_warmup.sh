@@ -635,6 +635,16 @@ expect_err "invalid --container-root-fd '2': give an open descriptor number from
 run container-root-fd-word -- --container-pid 1 --container-root-fd x7
 expect_rc 1
 expect_err "invalid --container-root-fd 'x7'"
+# Digits only: strtol() once took a sign and leading spaces.
+run container-root-fd-plus -- --container-pid 1 --container-root-fd +7
+expect_rc 1
+expect_err "invalid --container-root-fd '+7'"
+run container-pid-space -- --container-pid ' 1' --container-root-fd 7
+expect_rc 1
+expect_err "invalid --container-pid ' 1': give the process ID"
+run container-pid-huge -- --container-pid 18446744073709551617
+expect_rc 1
+expect_err "invalid --container-pid '18446744073709551617'"
 run container-root-fd-alone -- --container-root-fd 7
 expect_rc 1
 expect_err "--container-root-fd is the root of --container-pid: give both"

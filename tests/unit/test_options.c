@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "core_testutil.h"
 
+#include <limits.h>
+
 #include "options.h"
 #include "strutil.h"
 
@@ -414,6 +416,51 @@ static void test_strutil(void **state)
 	assert_string_equal(buf, "abcd...");
 }
 
+static void test_parse_u64(void **state)
+{
+	unsigned long long v = 7;
+	const char *s = "29400-29499", *end = NULL;
+
+	assert_int_equal(sn_parse_u64("0", 10, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(sn_parse_u64("10", 10, &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(sn_parse_u64("007", 10, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(sn_parse_u64("0", 0, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(sn_parse_u64("18446744073709551615", ULLONG_MAX, &v),
+			 0);
+	assert_true(v == ULLONG_MAX);
+	v = 7;
+	for (const char *const *p = (const char *const[]){ "", "11", "+1",
+		"-1", "-0", " 1", "1 ", "\t1", "0x10", "1a", "1.0", "1e1", NULL };
+	     *p; p++)
+		assert_int_equal(sn_parse_u64(*p, 10, &v), -1);
+	assert_int_equal(sn_parse_u64("1", 0, &v), -1);
+	assert_int_equal(sn_parse_u64(NULL, 10, &v), -1);
+	/* 2^64 and beyond wrap in 64 bits: refused, not taken modulo. */
+	assert_int_equal(sn_parse_u64("18446744073709551616", ULLONG_MAX, &v),
+			 -1);
+	assert_int_equal(sn_parse_u64("36893488147419103232", ULLONG_MAX, &v),
+			 -1);
+	assert_int_equal(sn_parse_u64("99999999999999999999999", ULLONG_MAX,
+				      &v), -1);
+	assert_int_equal(v, 7);
+
+	assert_int_equal(sn_parse_u64_prefix(s, 65535, &v, &end), 0);
+	assert_int_equal(v, 29400);
+	assert_ptr_equal(end, s + 5);
+	assert_int_equal(sn_parse_u64_prefix("12", 65535, &v, &end), 0);
+	assert_int_equal(*end, '\0');
+	end = NULL;
+	v = 7;
+	assert_int_equal(sn_parse_u64_prefix("-5", 65535, &v, &end), -1);
+	assert_int_equal(sn_parse_u64_prefix("70000-1", 65535, &v, &end), -1);
+	assert_null(end);
+	assert_int_equal(v, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_word_table),
 		cmocka_unit_test(test_usage_texts),
 		cmocka_unit_test(test_strutil),
+		cmocka_unit_test(test_parse_u64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,6 +108,43 @@ void sn_str_printable(char *dst, size_t len, const char *src)
 		memcpy(dst + len - 4, "...", 4);
 }
 
+/*
+ * Not strtoul(): it takes a sign, leading spaces and (base 0) hex, and a
+ * minus sign wraps "-1" to the largest value instead of failing.
+ */
+int sn_parse_u64_prefix(const char *s, unsigned long long max,
+			unsigned long long *out, const char **end)
+{
+	unsigned long long v = 0;
+	const char *p = s;
+
+	if (!s || !is_digit(*s))
+		return -1;
+	for (; is_digit(*p); p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		/* v * 10 + d > max, asked without overflowing. */
+		if (d > max || v > (max - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	*end = p;
+	return 0;
+}
+
+int sn_parse_u64(const char *s, unsigned long long max,
+		 unsigned long long *out)
+{
+	unsigned long long v;
+	const char *end;
+
+	if (sn_parse_u64_prefix(s, max, &v, &end) < 0 || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int sn_hex_digit(char c, bool any_case)
 {
 	if (c >= '0' && c <= '9')

@@ -23,6 +23,21 @@ bool sn_str_has_control(const char *s);
  */
 void sn_str_printable(char *dst, size_t len, const char *src);
 
+/*
+ * The project's one decimal parser: S is ASCII digits only (leading zeros
+ * allowed; no sign, space, "0x" or suffix) with a value from 0 to MAX.
+ * Returns 0 and sets *OUT, or -1 with *OUT untouched.
+ */
+int sn_parse_u64(const char *s, unsigned long long max,
+		 unsigned long long *out);
+/*
+ * The same for the digits that start S, which may go on with other text
+ * (a delimiter or a suffix): on success *END points past the last digit.
+ * -1 (*OUT and *END untouched) if S does not start with a digit.
+ */
+int sn_parse_u64_prefix(const char *s, unsigned long long max,
+			unsigned long long *out, const char **end);
+
 /* Value (0-15) of hex digit C, or -1; 'A'-'F' only when ANY_CASE. */
 int sn_hex_digit(char c, bool any_case);
 

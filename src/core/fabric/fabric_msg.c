@@ -10,6 +10,7 @@
 #include "fabric_msg.h"
 #include "fabric_addr.h"
 #include "helper_protocol.h"
+#include "strutil.h"
 
 #define SEAL_TAG SN_FABRIC_MAGIC " SEAL "
 #define AUTH_TAG SN_FABRIC_MAGIC " AUTH "
@@ -177,22 +178,16 @@ static bool take_key(const char **p, const char *key)
 /* A decimal uint32 ending at ' ' or the end of the line. */
 static bool take_u32(const char **p, uint32_t *v)
 {
-	unsigned long long x = 0;
-	const char *s = *p;
+	unsigned long long x;
+	const char *s = *p, *end;
 
-	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' &&
-				     s[1] <= '9'))
-		return false;
-	while (*s >= '0' && *s <= '9') {
-		x = x * 10 + (unsigned long long)(*s - '0');
-		if (x > UINT32_MAX)
-			return false;
-		s++;
-	}
-	if (*s != ' ' && *s != '\0')
+	/* One spelling per number: no leading zeros. */
+	if ((s[0] == '0' && s[1] >= '0' && s[1] <= '9') ||
+	    sn_parse_u64_prefix(s, UINT32_MAX, &x, &end) < 0 ||
+	    (*end != ' ' && *end != '\0'))
 		return false;
 	*v = (uint32_t)x;
-	*p = s;
+	*p = end;
 	return true;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "reuse.h"
+#include "strutil.h"
 
 /* Variables besides NCCL_* that change which NCCL runs, or how. */
 static const char *const key_env_names[] = {
@@ -192,18 +193,6 @@ static int header_line(const char **cursor, const char *end, const char *name,
 	return 0;
 }
 
-static int parse_ulong(const char *s, unsigned long long max,
-		       unsigned long long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return (errno || *end || *out > max) ? -1 : 0;
-}
-
 static int parse_double(const char *s, double *out)
 {
 	char *end;
@@ -234,19 +223,19 @@ int sn_reuse_record_parse(const char *buf, size_t len,
 		sn_error_set(err, "bad or missing \"%s\" line", name); \
 		return -1; \
 	}
-	FIELD("job", parse_ulong(v, UINT32_MAX, &u));
+	FIELD("job", sn_parse_u64(v, UINT32_MAX, &u));
 	rec->job_id = (uint32_t)u;
-	FIELD("uid", parse_ulong(v, UINT32_MAX, &u));
+	FIELD("uid", sn_parse_u64(v, UINT32_MAX, &u));
 	rec->uid = (uid_t)u;
-	FIELD("step", parse_ulong(v, UINT32_MAX, &u));
+	FIELD("step", sn_parse_u64(v, UINT32_MAX, &u));
 	rec->step_id = (uint32_t)u;
 	FIELD("mode", (rec->mode = sn_warmup_mode_from_name(v)) ==
 		      SN_WARMUP_MODE_UNSET || rec->mode == SN_WARMUP_MODE_OFF);
-	FIELD("bytes", parse_ulong(v, ULONG_MAX, &u));
+	FIELD("bytes", sn_parse_u64(v, ULONG_MAX, &u));
 	rec->bytes = (unsigned long)u;
 	FIELD("min_busbw", parse_double(v, &rec->min_busbw));
 	FIELD("elapsed_ms", parse_double(v, &rec->elapsed_ms));
-	FIELD("key_len", parse_ulong(v, SN_REUSE_RECORD_MAX, &u));
+	FIELD("key_len", sn_parse_u64(v, SN_REUSE_RECORD_MAX, &u));
 #undef FIELD
 	if ((size_t)(end - cur) != u) {
 		sn_error_set(err, "the key is %zu bytes, the header says %llu",
@@ -459,7 +448,7 @@ bool sn_reuse_job_dir_parse(const char *name, uint32_t *job_id)
 	unsigned long long u;
 
 	if (strncmp(name, "job-", 4) != 0 || name[4] == '0' ||
-	    parse_ulong(name + 4, UINT32_MAX, &u) < 0)
+	    sn_parse_u64(name + 4, UINT32_MAX, &u) < 0)
 		return false;
 	*job_id = (uint32_t)u;
 	return true;

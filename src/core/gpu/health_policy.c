@@ -3,13 +3,12 @@
  * health= and health_busy_mib=: the GPU health checks' policy, parsed the
  * same way by spank_nccl.so (plugstack.conf) and nccl-warmup (--health).
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "health.h"
+#include "strutil.h"
 
 static const char *const check_names[SN_HC_COUNT] = {
 	"busy", "row_remap", "retired_pages", "ecc", "persistence",
@@ -144,15 +143,5 @@ void sn_health_policy_format(const struct sn_health_policy *p, char *out,
 
 int sn_health_parse_busy_mib(const char *value, unsigned long long *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (value[0] < '0' || value[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(value, &end, 10);
-	if (errno || *end || v > SN_HEALTH_BUSY_MIB_MAX)
-		return -1;
-	*out = v;
-	return 0;
+	return sn_parse_u64(value, SN_HEALTH_BUSY_MIB_MAX, out);
 }

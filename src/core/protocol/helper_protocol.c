@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,29 +72,11 @@ const char *sn_warmup_exit_hint(int exit_code)
 	return e ? e->hint : "the warmup helper exited with an unexpected code; check that nccl-warmup matches the plugin version";
 }
 
-/* Digits only: strtoul() would also take signs, spaces and hex. */
-static bool all_digits(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0)
-		return false;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	}
-	return true;
-}
-
 int sn_parse_timeout_s(const char *value, unsigned int *out)
 {
-	unsigned long v;
+	unsigned long long v;
 
-	if (!all_digits(value, strlen(value)))
-		return -1;
-	errno = 0;
-	v = strtoul(value, NULL, 10);
-	if (errno || v < 1 || v > SN_WARMUP_TIMEOUT_MAX_S)
+	if (sn_parse_u64(value, SN_WARMUP_TIMEOUT_MAX_S, &v) < 0 || v < 1)
 		return -1;
 	*out = (unsigned int)v;
 	return 0;
@@ -104,8 +85,9 @@ int sn_parse_timeout_s(const char *value, unsigned int *out)
 int sn_parse_bytes(const char *value, unsigned long long *out)
 {
 	size_t n = strlen(value);
-	unsigned long long v = 0;
+	unsigned long long v;
 	unsigned int shift = 0;
+	const char *end;
 
 	if (n > 0) {
 		switch (value[n - 1]) {
@@ -114,10 +96,12 @@ int sn_parse_bytes(const char *value, unsigned long long *out)
 		case 'G': case 'g': shift = 30; n--; break;
 		}
 	}
-	/* 12 digits cannot overflow 64 bits even shifted by 30. */
-	if (all_digits(value, n) && n <= 12)
-		v = strtoull(value, NULL, 10) << shift;
-	if (v < SN_WARMUP_BYTES_MIN || v > SN_WARMUP_BYTES_MAX)
+	/* Bounded before the shift, which then cannot overflow. */
+	if (sn_parse_u64_prefix(value, SN_WARMUP_BYTES_MAX >> shift, &v,
+				&end) < 0 || end != value + n)
+		return -1;
+	v <<= shift;
+	if (v < SN_WARMUP_BYTES_MIN)
 		return -1;
 	*out = v;
 	return 0;
@@ -177,15 +161,11 @@ const char *sn_transport_policy_name(bool refuse_socket)
 	return refuse_socket ? "no-socket" : "any";
 }
 
-static int parse_port(const char *s, char **end, unsigned int *port)
+static int parse_port(const char *s, const char **end, unsigned int *port)
 {
-	unsigned long v;
+	unsigned long long v;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, end, 10);
-	if (errno || v < 1024 || v > 65535)
+	if (sn_parse_u64_prefix(s, 65535, &v, end) < 0 || v < 1024)
 		return -1;
 	*port = (unsigned int)v;
 	return 0;
@@ -194,7 +174,7 @@ static int parse_port(const char *s, char **end, unsigned int *port)
 int sn_port_range_parse(const char *s, struct sn_port_range *range,
 			struct sn_error *err)
 {
-	char *end;
+	const char *end;
 	struct sn_port_range r;
 
 	if (!s || parse_port(s, &end, &r.lo) < 0)
