@@ -21,8 +21,7 @@ setup() { containers_setup; }
 @test "container: plain srun --container-image runs inside the image" {
 	run --separate-stderr sn_srun -n2 --container-image=./ok.sqsh \
 		cat /etc/sn-image
-	sn_assert_status 0
-	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	containers_assert_ran_in "ok ok"
 }
 
 # The NCCL named in a verbose summary: the image's, found as its tasks
@@ -30,11 +29,8 @@ setup() { containers_setup; }
 SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(container image ./ok.sqsh\)'
 
 @test "container: --nccl-warmup=check names the image's NCCL, tasks run in the image" {
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
-		cat /etc/sn-image
-	sn_assert_status 0
-	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	containers_srun 2 ok check,verbose
+	containers_assert_ran_in "ok ok"
 	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, check mode"
 	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the warmup did not run once"
 }
@@ -43,11 +39,8 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 # the other waits): the image's NCCL is warmed once, by the first task to
 # reach spank-nccl, and its summary is said once.
 @test "container: --nccl-warmup warms the image's NCCL once per node, tasks run in the image" {
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh --nccl-warmup=comm,verbose \
-		cat /etc/sn-image
-	sn_assert_status 0
-	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	containers_srun 2 ok comm,verbose
+	containers_assert_ran_in "ok ok"
 	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, comm mode"
 	[ "$(grep -c 'spank-nccl: warmup ok' <<<"$stderr")" -eq 1 ] ||
 		sn_fail "not one summary: $stderr"
@@ -58,12 +51,8 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 }
 
 @test "container: the image's NCCL_* environment is applied" {
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./tree.sqsh --nccl-warmup=comm \
-		cat /etc/sn-image
-	sn_assert_failed
-	[ -z "$output" ] || sn_fail "tasks ran: $output"
-	sn_assert_msg 'warmup failed on node n1 .*broadcast'
+	containers_srun 2 tree comm
+	containers_assert_no_task 'warmup failed on node n1 .*broadcast'
 }
 
 @test "container: a broken NCCL in the image fails the step before any task, naming the image" {
@@ -71,12 +60,8 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 	rm -rf "$rec"
 	mkdir -p "$rec"
 	sn_plugstack_set "record_file=$rec/%n.jsonl"
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./broken.sqsh --nccl-warmup=comm \
-		cat /etc/sn-image
-	sn_assert_failed
-	[ -z "$output" ] || sn_fail "tasks ran: $output"
-	sn_assert_msg "warmup failed on node n1 .*cannot load the NCCL named by the container image ./broken.sqsh.*this is the image's fault, not a fault of the node"
+	containers_srun 2 broken comm
+	containers_assert_no_task "warmup failed on node n1 .*cannot load the NCCL named by the container image ./broken.sqsh.*this is the image's fault, not a fault of the node"
 	[ "$(grep -c 'spank-nccl: warmup failed' <<<"$stderr")" -eq 1 ] ||
 		sn_fail "not one message for the node: $stderr"
 	# Exit 15: the job's fault (its image), never the node's.
@@ -87,65 +72,35 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 }
 
 @test "container: no NCCL in the image: check passes and says so, comm fails naming the image" {
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
-		--container-image=./none.sqsh --nccl-warmup=check,verbose \
-		cat /etc/sn-image
-	sn_assert_status 0
-	[ "$output" = none ] || sn_fail "task ran in: $output"
+	containers_srun 1 none check,verbose
+	containers_assert_ran_in none
 	sn_assert_msg 'warmup ok on n1: .*check mode, no NCCL in the container image ./none.sqsh'
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 \
-		--container-image=./none.sqsh --nccl-warmup=comm cat /etc/sn-image
-	sn_assert_failed
-	[ -z "$output" ] || sn_fail "task ran: $output"
-	sn_assert_msg 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH'
-}
-
-# Containers pyxis created on NODE so far (its slurmd log).
-pyxis_creates() {
-	grep -c 'pyxis: creating container filesystem' "$(sn_slurmd_log "$1")" || true
+	containers_srun 1 none comm
+	containers_assert_no_task 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH'
 }
 
 # pyxis listed first runs its task_init (create + start the container)
 # before spank-nccl's task_init fails the step: the container starts, no
 # task does.
 @test "container: a failed warmup starts no task" {
-	local before
-	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
-	before=$(pyxis_creates n1)
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh --nccl-warmup=check \
-		cat /etc/sn-image
-	sn_assert_failed
-	[ -z "$output" ] || sn_fail "tasks ran: $output"
-	sn_assert_msg 'duplicate PCI bus ID'
-	echo "# containers pyxis created for the failed step: $(($(pyxis_creates n1) - before))" >&3
+	containers_failed_warmup
+	echo "# containers pyxis created for the failed step: $(($(pyxis_creates n1) - PYXIS_BEFORE))" >&3
 }
 
 # Listed the other way round, spank-nccl's task_init fails the task
 # before pyxis's runs: no container is created for a failed warmup.
 @test "container: spank-nccl listed before pyxis, a failed warmup creates no container" {
-	local before
 	SN_PYXIS_ORDER=after sn_plugstack_reset
 	grep -q 'spank_pyxis.so' <(tail -n1 "$SN_CLUSTER_DIR/etc/plugstack.conf") ||
 		sn_fail "pyxis not listed last: $(cat "$SN_CLUSTER_DIR/etc/plugstack.conf")"
-	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
-	before=$(pyxis_creates n1)
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh --nccl-warmup=check \
-		cat /etc/sn-image
-	sn_assert_failed
-	[ -z "$output" ] || sn_fail "tasks ran: $output"
-	sn_assert_msg 'duplicate PCI bus ID'
-	[ "$(pyxis_creates n1)" -eq "$before" ] ||
+	containers_failed_warmup
+	[ "$(pyxis_creates n1)" -eq "$PYXIS_BEFORE" ] ||
 		sn_fail "pyxis created a container for the failed step"
 	# And a good step still runs in the image in this order, the host's
 	# NCCL warmed instead of the image's, which is said with the fix.
 	unset FAKE_CUDA_BUSIDS
-	run --separate-stderr sn_srun -n2 --gres=gpu:2 \
-		--container-image=./ok.sqsh --nccl-warmup=check,verbose \
-		cat /etc/sn-image
-	sn_assert_status 0
-	[ "$(containers_images)" = "ok ok" ] || sn_fail "tasks ran in: $output"
+	containers_srun 2 ok check,verbose
+	containers_assert_ran_in "ok ok"
 	sn_assert_msg 'on node n1 the container of image ./ok.sqsh did not exist yet when spank-nccl.s task_init ran: spank-nccl is listed before pyxis in plugstack.conf.*list pyxis first'
 	sn_assert_msg 'warmup ok on n1: 2 GPUs .*check mode, no NCCL on the node'
 	[ "$(grep -c 'listed before pyxis' <<<"$stderr")" -eq 1 ] ||
@@ -194,10 +149,7 @@ pyxis_creates() {
 }
 
 @test "container NCCL by hand: --container-pid warms the image's NCCL and names it" {
-	containers_hold ./ok.sqsh
-	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
-		--container-image ./ok.sqsh --json
-	containers_release
+	containers_helper_on ok --json
 	sn_assert_status 0
 	grep -q 'NCCL [0-9.]* from /usr/lib/x86_64-linux-gnu/libnccl.so.2 (container image ./ok.sqsh), comm mode' <<<"$stderr" ||
 		sn_fail "summary does not name the image's NCCL"
@@ -207,20 +159,14 @@ pyxis_creates() {
 }
 
 @test "container NCCL by hand: the image's NCCL_* settings are used" {
-	containers_hold ./tree.sqsh
-	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
-		--container-image ./tree.sqsh --json
-	containers_release
+	containers_helper_on tree --json
 	[ "$status" -eq 5 ] || sn_fail "status $status, expected 5"
 	[ "$(jq -r .failed_op <<<"$output")" = broadcast ] ||
 		sn_fail "NCCL_ALGO=Tree of the image not applied"
 }
 
 @test "container NCCL by hand: a broken NCCL in the image fails, naming the image" {
-	containers_hold ./broken.sqsh
-	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
-		--container-image ./broken.sqsh
-	containers_release
+	containers_helper_on broken
 	[ "$status" -eq 15 ] || sn_fail "status $status, expected 15 (container_nccl)"
 	grep -q 'cannot load the NCCL named by the container image ./broken.sqsh, /proc/[0-9]*/root/usr/lib/x86_64-linux-gnu/libnccl.so.2' <<<"$stderr" ||
 		sn_fail "message does not name the image and its library"
@@ -228,13 +174,11 @@ pyxis_creates() {
 
 @test "container NCCL by hand: no NCCL in the image fails comm, passes check" {
 	containers_hold ./none.sqsh
-	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
-		--container-image ./none.sqsh --mode comm
+	containers_helper_in none --mode comm
 	[ "$status" -eq 15 ] || { containers_release; sn_fail "comm: status $status, expected 15"; }
 	grep -q 'no NCCL in the container image ./none.sqsh: looked in its LD_LIBRARY_PATH' <<<"$stderr" ||
 		{ containers_release; sn_fail "comm: message"; }
-	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
-		--container-image ./none.sqsh --mode check
+	containers_helper_in none --mode check
 	containers_release
 	sn_assert_status 0
 	grep -q 'check mode, no NCCL in the container image ./none.sqsh' <<<"$stderr" ||

@@ -99,126 +99,140 @@ static const struct apply_case cases[] = {
 	  "KEEP=1;NCCL_ALGO=Ring;NCCL_DEBUG=WARN;P=k:v", 2, 1, 2, NULL },
 };
 
+/* One apply: the plan of one profile's text, a fake environment, and
+ * what sn_plan_apply() gives back. */
+struct apply {
+	struct planned p;
+	struct fake_env env;
+	struct sn_apply_report report;
+	struct sn_error err;
+};
+
+/* Plans OPS over the environment INITIAL (NULL-ended, or NULL). */
+static void apply_init(struct apply *a, const char *ops, char *const *initial)
+{
+	memset(a, 0, sizeof(*a));
+	plan_from(&a->p, ops);
+	fake_env_init(&a->env, initial);
+}
+
+/* sn_plan_apply() must return WANT. */
+static void apply_run(struct apply *a, int want)
+{
+	assert_int_equal(sn_plan_apply(&a->p.plan, &a->env.env, &a->report,
+				       &a->err), want);
+}
+
+static void apply_free(struct apply *a)
+{
+	fake_env_free(&a->env);
+	planned_free(&a->p);
+}
+
 static void test_apply_table(void **state)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct apply_case *c = &cases[i];
-		struct planned p;
-		struct fake_env env;
-		struct sn_apply_report report;
-		struct sn_error err = { "" };
+		struct apply a;
 		char dump[1024], msg[1024];
 
-		plan_from(&p, c->ops);
-		fake_env_init(&env, c->env);
-		if (sn_plan_apply(&p.plan, &env.env, &report, &err) != 0)
-			fail_msg("case %zu: %s", i, err.msg);
-		fake_env_dump(&env, dump, sizeof(dump));
+		apply_init(&a, c->ops, c->env);
+		if (sn_plan_apply(&a.p.plan, &a.env.env, &a.report, &a.err) != 0)
+			fail_msg("case %zu: %s", i, a.err.msg);
+		fake_env_dump(&a.env, dump, sizeof(dump));
 		if (strcmp(dump, c->expect_env) != 0)
 			fail_msg("case %zu: env \"%s\", expected \"%s\"", i, dump,
 				 c->expect_env);
-		if (report.n_set != c->n_set || report.n_unset != c->n_unset ||
-		    report.n_notices != c->n_notices)
+		if (a.report.n_set != c->n_set ||
+		    a.report.n_unset != c->n_unset ||
+		    a.report.n_notices != c->n_notices)
 			fail_msg("case %zu: set %zu unset %zu notices %zu", i,
-				 report.n_set, report.n_unset, report.n_notices);
+				 a.report.n_set, a.report.n_unset,
+				 a.report.n_notices);
 		if (c->notice) {
-			sn_notice_format(&report.notices[0], msg, sizeof(msg));
+			sn_notice_format(&a.report.notices[0], msg, sizeof(msg));
 			assert_string_equal(msg, c->notice);
 		}
-		sn_apply_report_free(&report);
-		assert_null(report.notices);
-		fake_env_free(&env);
-		planned_free(&p);
+		sn_apply_report_free(&a.report);
+		assert_null(a.report.notices);
+		apply_free(&a);
 	}
 }
 
 static void test_notice_fields(void **state)
 {
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
+	struct apply a;
 	char *initial[] = { "NCCL_ALGO=Ring", NULL };
 
-	plan_from(&p, "set NCCL_ALGO=Tree\n");
-	fake_env_init(&env, initial);
-	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), 0);
-	assert_int_equal(report.n_notices, 1);
-	assert_int_equal(report.notices[0].kind, SN_NOTICE_USER_KEPT);
-	assert_int_equal(report.notices[0].op, SN_OP_SET);
-	assert_string_equal(report.notices[0].var, "NCCL_ALGO");
-	assert_string_equal(report.notices[0].profile, "prof");
-	assert_string_equal(report.notices[0].user_value, "Ring");
-	assert_string_equal(report.notices[0].profile_value, "Tree");
-	sn_apply_report_free(&report);
-	fake_env_free(&env);
-	planned_free(&p);
+	apply_init(&a, "set NCCL_ALGO=Tree\n", initial);
+	apply_run(&a, 0);
+	assert_int_equal(a.report.n_notices, 1);
+	assert_int_equal(a.report.notices[0].kind, SN_NOTICE_USER_KEPT);
+	assert_int_equal(a.report.notices[0].op, SN_OP_SET);
+	assert_string_equal(a.report.notices[0].var, "NCCL_ALGO");
+	assert_string_equal(a.report.notices[0].profile, "prof");
+	assert_string_equal(a.report.notices[0].user_value, "Ring");
+	assert_string_equal(a.report.notices[0].profile_value, "Tree");
+	sn_apply_report_free(&a.report);
+	apply_free(&a);
 }
 
 /* The report lists exactly what was written, for SPANK_NCCL_APPLIED. */
 static void test_written_record(void **state)
 {
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
+	struct apply a;
 	char *initial[] = { "NCCL_ALGO=Ring", "PYTORCH_CUDA_ALLOC_CONF=a:1",
 			    "NCCL_DEBUG=INFO", NULL };
+	const struct sn_applied_entry *w;
 
-	plan_from(&p, "set NCCL_ALGO=Tree\n"
-		      "merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\n"
-		      "set NCCL_CUMEM_ENABLE=0\n"
-		      "force unset NCCL_DEBUG\n");
-	fake_env_init(&env, initial);
-	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), 0);
-	assert_false(report.written_lost);
-	assert_int_equal(report.written.n, 3);	/* NCCL_ALGO: user kept */
-	assert_string_equal(report.written.entries[0].var,
-			    "PYTORCH_CUDA_ALLOC_CONF");
-	assert_string_equal(report.written.entries[0].before, "a:1");
-	assert_string_equal(report.written.entries[0].after,
-			    "a:1,expandable_segments:True");
-	assert_string_equal(report.written.entries[1].var, "NCCL_CUMEM_ENABLE");
-	assert_null(report.written.entries[1].before);
-	assert_string_equal(report.written.entries[1].after, "0");
-	assert_string_equal(report.written.entries[2].var, "NCCL_DEBUG");
-	assert_string_equal(report.written.entries[2].before, "INFO");
-	assert_null(report.written.entries[2].after);
-	sn_apply_report_free(&report);
-	fake_env_free(&env);
-	planned_free(&p);
+	apply_init(&a, "set NCCL_ALGO=Tree\n"
+		       "merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\n"
+		       "set NCCL_CUMEM_ENABLE=0\n"
+		       "force unset NCCL_DEBUG\n", initial);
+	apply_run(&a, 0);
+	assert_false(a.report.written_lost);
+	assert_int_equal(a.report.written.n, 3);	/* NCCL_ALGO: user kept */
+	w = a.report.written.entries;
+	assert_string_equal(w[0].var, "PYTORCH_CUDA_ALLOC_CONF");
+	assert_string_equal(w[0].before, "a:1");
+	assert_string_equal(w[0].after, "a:1,expandable_segments:True");
+	assert_string_equal(w[1].var, "NCCL_CUMEM_ENABLE");
+	assert_null(w[1].before);
+	assert_string_equal(w[1].after, "0");
+	assert_string_equal(w[2].var, "NCCL_DEBUG");
+	assert_string_equal(w[2].before, "INFO");
+	assert_null(w[2].after);
+	sn_apply_report_free(&a.report);
+	apply_free(&a);
 }
 
 static void test_notice_truncates(void **state)
 {
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
+	struct apply a;
 	static char entry[3000];
 	char *initial[] = { entry, NULL };
 	char msg[2048];
+	const char *user;
 
 	strcpy(entry, "NCCL_ALGO=");
 	memset(entry + 10, 'r', 2000);
 	entry[15] = '\n';
-	plan_from(&p, "set NCCL_ALGO=Tree\n");
-	fake_env_init(&env, initial);
-	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), 0);
-	assert_int_equal(strlen(report.notices[0].user_value), 255);
-	assert_contains(report.notices[0].user_value, "rrr...");
+	apply_init(&a, "set NCCL_ALGO=Tree\n", initial);
+	apply_run(&a, 0);
+	user = a.report.notices[0].user_value;
+	assert_int_equal(strlen(user), 255);
+	assert_contains(user, "rrr...");
 	/* Control bytes of the user's value are not echoed. */
-	assert_not_contains(report.notices[0].user_value, "\n");
-	assert_true(strncmp(report.notices[0].user_value, "rrrrr?rrr", 9) == 0);
-	sn_notice_format(&report.notices[0], msg, sizeof(msg));
+	assert_not_contains(user, "\n");
+	assert_true(strncmp(user, "rrrrr?rrr", 9) == 0);
+	sn_notice_format(&a.report.notices[0], msg, sizeof(msg));
 	assert_contains(msg, "wants \"Tree\"");
-	sn_notice_format(&report.notices[0], msg, 10);
+	sn_notice_format(&a.report.notices[0], msg, 10);
 	assert_int_equal(strlen(msg), 9);
-	sn_apply_report_free(&report);
-	fake_env_free(&env);
-	planned_free(&p);
+	sn_apply_report_free(&a.report);
+	apply_free(&a);
 }
 
 static void test_rollback(void **state)
@@ -234,24 +248,16 @@ static void test_rollback(void **state)
 
 	/* Five writes; fail each in turn: the environment must not change. */
 	for (fail_at = 1; fail_at <= 5; fail_at++) {
-		struct planned p;
-		struct fake_env env;
-		struct sn_apply_report report;
-		struct sn_error err = { "" };
-		char before[512], after[512];
+		struct apply a;
 		static const char *const names[] = { "A", "B", "C", "D", "E" };
 
-		plan_from(&p, ops);
-		fake_env_init(&env, initial);
-		fake_env_dump(&env, before, sizeof(before));
-		env.fail_write = fail_at;
-		assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err),
-				 -1);
-		assert_contains(err.msg, names[fail_at - 1]);
-		assert_contains(err.msg, fail_at == 3 ? "cannot unset C"
-						       : "cannot set");
-		assert_contains(err.msg, "no profile setting was applied");
-		fake_env_dump(&env, after, sizeof(after));
+		apply_init(&a, ops, initial);
+		a.env.fail_write = fail_at;
+		apply_run(&a, -1);
+		assert_contains(a.err.msg, names[fail_at - 1]);
+		assert_contains(a.err.msg, fail_at == 3 ? "cannot unset C"
+							 : "cannot set");
+		assert_contains(a.err.msg, "no profile setting was applied");
 		/* Same variables, same values (order may differ after restore). */
 		for (size_t i = 0; initial[i]; i++) {
 			char *eq = strchr(initial[i], '=');
@@ -259,37 +265,19 @@ static void test_rollback(void **state)
 
 			snprintf(name, sizeof(name), "%.*s", (int)(eq - initial[i]),
 				 initial[i]);
-			assert_non_null(sn_envlist_get(&env.list, name));
-			assert_string_equal(sn_envlist_get(&env.list, name), eq + 1);
+			assert_non_null(sn_envlist_get(&a.env.list, name));
+			assert_string_equal(sn_envlist_get(&a.env.list, name),
+					    eq + 1);
 		}
-		assert_null(sn_envlist_get(&env.list, "A"));
-		assert_null(sn_envlist_get(&env.list, "E"));
-		assert_int_equal(env.list.n, 4);
-		assert_int_equal(report.n_set, 0);
-		assert_int_equal(report.n_unset, 0);
-		assert_int_equal(report.n_notices, 0);
-		assert_null(report.notices);
-		fake_env_free(&env);
-		planned_free(&p);
+		assert_null(sn_envlist_get(&a.env.list, "A"));
+		assert_null(sn_envlist_get(&a.env.list, "E"));
+		assert_int_equal(a.env.list.n, 4);
+		assert_int_equal(a.report.n_set, 0);
+		assert_int_equal(a.report.n_unset, 0);
+		assert_int_equal(a.report.n_notices, 0);
+		assert_null(a.report.notices);
+		apply_free(&a);
 	}
-}
-
-static void test_rollback_removes_new_variable(void **state)
-{
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
-
-	plan_from(&p, "set A=1\nset B=2\n");
-	fake_env_init(&env, NULL);
-	/* B fails; A, which was not set before, must be unset again. */
-	env.fail_write = 2;
-	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), -1);
-	assert_contains(err.msg, "cannot set B");
-	assert_null(sn_envlist_get(&env.list, "A"));
-	fake_env_free(&env);
-	planned_free(&p);
 }
 
 static int fail_after_first(void *ctx, const char *name, const char *value)
@@ -306,39 +294,51 @@ static int unset_fails(void *ctx, const char *name)
 	return -1;
 }
 
-static void test_restore_failure_reported(void **state)
+/* An apply that fails, on an empty environment. */
+struct failure_case {
+	const char *ops;
+	int fail_write, fail_get;	/* the fake's */
+	bool restore_fails;		/* second set and every unset fail */
+	const char *msg[2];		/* in the error; NULL for none */
+	const char *absent;		/* not set afterwards; or NULL */
+	bool no_write;			/* nothing was written at all */
+};
+
+static const struct failure_case failures[] = {
+	/* B fails; A, which was not set before, must be unset again. */
+	{ "set A=1\nset B=2\n", .fail_write = 2, .msg = { "cannot set B" },
+	  .absent = "A" },
+	{ "set A=1\nset B=2\n", .restore_fails = true,
+	  .msg = { "cannot set B in the job environment; restoring the variables already written also failed" } },
+	{ "set A=1\n", .fail_get = 1,
+	  .msg = { "cannot read A from the job environment",
+		   "nothing was applied" }, .no_write = true },
+};
+
+static void test_failures(void **state)
 {
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
+	size_t i, m;
 
-	plan_from(&p, "set A=1\nset B=2\n");
-	fake_env_init(&env, NULL);
-	env.env.set = fail_after_first;
-	env.env.unset = unset_fails;
-	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), -1);
-	assert_contains(err.msg, "cannot set B in the job environment; restoring the variables already written also failed");
-	fake_env_free(&env);
-	planned_free(&p);
-}
+	for (i = 0; i < sizeof(failures) / sizeof(failures[0]); i++) {
+		const struct failure_case *c = &failures[i];
+		struct apply a;
 
-static void test_get_failure(void **state)
-{
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
-
-	plan_from(&p, "set A=1\n");
-	fake_env_init(&env, NULL);
-	env.fail_get = 1;
-	assert_int_equal(sn_plan_apply(&p.plan, &env.env, &report, &err), -1);
-	assert_contains(err.msg, "cannot read A from the job environment");
-	assert_contains(err.msg, "nothing was applied");
-	assert_int_equal(env.writes, 0);
-	fake_env_free(&env);
-	planned_free(&p);
+		apply_init(&a, c->ops, NULL);
+		a.env.fail_write = c->fail_write;
+		a.env.fail_get = c->fail_get;
+		if (c->restore_fails) {
+			a.env.env.set = fail_after_first;
+			a.env.env.unset = unset_fails;
+		}
+		apply_run(&a, -1);
+		for (m = 0; m < 2 && c->msg[m]; m++)
+			assert_contains(a.err.msg, c->msg[m]);
+		if (c->absent)
+			assert_null(sn_envlist_get(&a.env.list, c->absent));
+		if (c->no_write)
+			assert_int_equal(a.env.writes, 0);
+		apply_free(&a);
+	}
 }
 
 static void test_empty_plan(void **state)
@@ -356,88 +356,83 @@ static void test_empty_plan(void **state)
 	fake_env_free(&env);
 }
 
+/* sn_step_env_apply() of PLAN (NULL: no profiles) must return WANT. */
+static void step_run(struct apply *a, const struct sn_plan *plan, int want)
+{
+	assert_int_equal(sn_step_env_apply(plan, &a->env.env, &a->report,
+					   &a->err), want);
+}
+
 /* A step's cycle: the earlier step's values go back, this step's are
  * applied and recorded (one record, this step's only). */
 static void test_step_cycle(void **state)
 {
-	struct planned first, second;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
+	struct apply a;
+	struct planned second;
 	char dump[1024];
 	char *initial[] = { "NCCL_DEBUG=INFO", NULL };
 
-	plan_from(&first, "set NCCL_ALGO=Tree\nforce unset NCCL_DEBUG\n");
+	apply_init(&a, "set NCCL_ALGO=Tree\nforce unset NCCL_DEBUG\n", initial);
 	plan_from(&second, "set NCCL_PROTO=Simple\n");
-	fake_env_init(&env, initial);
-	assert_int_equal(sn_step_env_apply(&first.plan, &env.env, &report,
-					   &err), 0);
-	assert_false(report.record_lost);
-	assert_false(report.inherited_ignored);
-	sn_apply_report_free(&report);
-	assert_non_null(sn_envlist_get(&env.list, SN_ENV_APPLIED));
-	assert_null(sn_envlist_get(&env.list, "NCCL_DEBUG"));
+	step_run(&a, &a.p.plan, 0);
+	assert_false(a.report.record_lost);
+	assert_false(a.report.inherited_ignored);
+	sn_apply_report_free(&a.report);
+	assert_non_null(sn_envlist_get(&a.env.list, SN_ENV_APPLIED));
+	assert_null(sn_envlist_get(&a.env.list, "NCCL_DEBUG"));
 
 	/* The next step (inheriting that environment) asks for another. */
-	assert_int_equal(sn_step_env_apply(&second.plan, &env.env, &report,
-					   &err), 0);
-	assert_int_equal(report.n_set, 1);
-	sn_apply_report_free(&report);
-	assert_string_equal(sn_envlist_get(&env.list, "NCCL_DEBUG"), "INFO");
-	assert_null(sn_envlist_get(&env.list, "NCCL_ALGO"));
-	assert_string_equal(sn_envlist_get(&env.list, "NCCL_PROTO"), "Simple");
+	step_run(&a, &second.plan, 0);
+	assert_int_equal(a.report.n_set, 1);
+	sn_apply_report_free(&a.report);
+	assert_string_equal(sn_envlist_get(&a.env.list, "NCCL_DEBUG"), "INFO");
+	assert_null(sn_envlist_get(&a.env.list, "NCCL_ALGO"));
+	assert_string_equal(sn_envlist_get(&a.env.list, "NCCL_PROTO"), "Simple");
 
 	/* No profiles (--nccl-profile=none): only the revert, record gone. */
-	assert_int_equal(sn_step_env_apply(NULL, &env.env, &report, &err), 0);
-	sn_apply_report_free(&report);
-	fake_env_dump(&env, dump, sizeof(dump));
+	step_run(&a, NULL, 0);
+	sn_apply_report_free(&a.report);
+	fake_env_dump(&a.env, dump, sizeof(dump));
 	assert_string_equal(dump, "NCCL_DEBUG=INFO");
-	fake_env_free(&env);
-	planned_free(&first);
+	apply_free(&a);
 	planned_free(&second);
+}
+
+/* A's step apply, over a fresh environment INITIAL whose first write
+ * fails, is refused with MSG. */
+static void step_fails(struct apply *a, char *const *initial, const char *msg)
+{
+	fake_env_free(&a->env);
+	fake_env_init(&a->env, initial);
+	a->env.fail_write = 1;
+	step_run(a, &a->p.plan, -1);
+	assert_contains(a->err.msg, msg);
+	sn_apply_report_free(&a->report);
 }
 
 static void test_step_cycle_bad_record(void **state)
 {
-	struct planned p;
-	struct fake_env env;
-	struct sn_apply_report report;
-	struct sn_error err = { "" };
+	struct apply a;
 	char dump[1024];
 	char *garbage[] = { SN_ENV_APPLIED "=not a record", NULL };
 
-	plan_from(&p, "set NCCL_ALGO=Tree\n");
-	fake_env_init(&env, garbage);
-	assert_int_equal(sn_step_env_apply(&p.plan, &env.env, &report, &err),
-			 0);
-	assert_true(report.inherited_ignored);
-	assert_true(report.inherited_error.msg[0] != '\0');
-	sn_apply_report_free(&report);
-	assert_string_equal(sn_envlist_get(&env.list, "NCCL_ALGO"), "Tree");
-	assert_string_not_equal(sn_envlist_get(&env.list, SN_ENV_APPLIED),
+	apply_init(&a, "set NCCL_ALGO=Tree\n", garbage);
+	step_run(&a, &a.p.plan, 0);
+	assert_true(a.report.inherited_ignored);
+	assert_true(a.report.inherited_error.msg[0] != '\0');
+	sn_apply_report_free(&a.report);
+	assert_string_equal(sn_envlist_get(&a.env.list, "NCCL_ALGO"), "Tree");
+	assert_string_not_equal(sn_envlist_get(&a.env.list, SN_ENV_APPLIED),
 				"not a record");
-	fake_env_free(&env);
 
 	/* Removing the inherited record fails: refused, with the reason. */
-	fake_env_init(&env, garbage);
-	env.fail_write = 1;
-	assert_int_equal(sn_step_env_apply(&p.plan, &env.env, &report, &err),
-			 -1);
-	assert_contains(err.msg, "cannot restore the variables");
-	sn_apply_report_free(&report);
-	fake_env_dump(&env, dump, sizeof(dump));
+	step_fails(&a, garbage, "cannot restore the variables");
+	fake_env_dump(&a.env, dump, sizeof(dump));
 	assert_string_equal(dump, SN_ENV_APPLIED "=not a record");
-	fake_env_free(&env);
 
 	/* Applying fails: the message names the profiles. */
-	fake_env_init(&env, NULL);
-	env.fail_write = 1;
-	assert_int_equal(sn_step_env_apply(&p.plan, &env.env, &report, &err),
-			 -1);
-	assert_contains(err.msg, "profiles prof not applied: ");
-	sn_apply_report_free(&report);
-	fake_env_free(&env);
-	planned_free(&p);
+	step_fails(&a, NULL, "profiles prof not applied: ");
+	apply_free(&a);
 }
 
 int main(void)
@@ -448,9 +443,7 @@ int main(void)
 		cmocka_unit_test(test_written_record),
 		cmocka_unit_test(test_notice_truncates),
 		cmocka_unit_test(test_rollback),
-		cmocka_unit_test(test_rollback_removes_new_variable),
-		cmocka_unit_test(test_restore_failure_reported),
-		cmocka_unit_test(test_get_failure),
+		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_empty_plan),
 		cmocka_unit_test(test_step_cycle),
 		cmocka_unit_test(test_step_cycle_bad_record),

@@ -85,132 +85,131 @@ static void test_healthy_passes(void **state)
 	assert_int_equal(v.exit_code, 0);
 	assert_int_equal(v.n, 0);
 	assert_string_equal(v.notes, "");
-}
-
-static void test_busy(void **state)
-{
-	struct sn_gpu_health h;
-	struct sn_health_verdict v;
-
-	(void)state;
-	healthy(&h);
-	h.n_procs = 1;
-	h.procs[0] = (struct sn_gpu_proc){ .pid = 628, .mib = 142848 };
-	strcpy(h.procs[0].user, "alice");
-	want_check(&h, SN_HC_BUSY, SN_WARMUP_GPU_BUSY,
-		     "pid 628 (alice) 142848 MiB");
-	/* At or below the threshold: a note, not a finding. */
-	h.procs[0].mib = 1024;
-	v = verdict_of(&h, NULL);
-	assert_int_equal(v.exit_code, 0);
-	assert_int_equal(v.n, 0);
-	assert_non_null(strstr(v.notes, "GPU 3 in use by pid 628 (alice)"));
-	/* Memory not reported (another user's): the GPU's used memory. */
-	h.procs[0].mib = SN_HV_NA;
-	h.procs[0].user[0] = '\0';
-	h.mem_used_mib = 9000;
-	v = verdict_of(&h, NULL);
-	assert_int_equal(v.exit_code, SN_WARMUP_GPU_BUSY);
-	assert_non_null(strstr(v.f[0].detail, "pid 628 (user unknown) ? MiB"));
-	/* MIG instances share the parent's processes: not checked. */
-	h.mig = true;
-	v = verdict_of(&h, NULL);
-	assert_int_equal(v.exit_code, 0);
-}
-
-static void test_memory_faults(void **state)
-{
-	struct sn_gpu_health h;
-
-	(void)state;
-	healthy(&h);
-	h.remap_pending = 1;
-	want_check(&h, SN_HC_ROW_REMAP, SN_WARMUP_GPU_HEALTH, "row remap pending");
-	healthy(&h);
-	h.remap_failure = 1;
-	want_check(&h, SN_HC_ROW_REMAP, SN_WARMUP_GPU_HEALTH, "row remapping failed");
-	healthy(&h);
-	h.retired_pending = 1;
-	want_check(&h, SN_HC_RETIRED_PAGES, SN_WARMUP_GPU_HEALTH, "retired pages pending");
-	healthy(&h);
-	h.ecc_volatile_uncorr = 2;
-	want_check(&h, SN_HC_ECC, SN_WARMUP_GPU_HEALTH, "2 volatile uncorrectable ECC errors");
-}
-
-static void test_modes(void **state)
-{
-	struct sn_gpu_health h;
-	struct sn_health_verdict v;
-
-	(void)state;
-	healthy(&h);
-	h.persistence = 0;
-	want_check(&h, SN_HC_PERSISTENCE, SN_WARMUP_GPU_HEALTH, "persistence mode off");
-	healthy(&h);
-	h.compute_mode = SN_COMPUTE_PROHIBITED;
-	want_check(&h, SN_HC_COMPUTE_MODE, SN_WARMUP_GPU_HEALTH, "Prohibited");
-	/* Exclusive-process alone is fine; with a process it is not. */
-	healthy(&h);
-	h.compute_mode = SN_COMPUTE_EXCLUSIVE_PROCESS;
-	v = verdict_of(&h, "fail");
-	assert_int_equal(v.n, 0);
-	h.n_procs = 1;
-	h.procs[0] = (struct sn_gpu_proc){ .pid = 77, .mib = 10 };
-	want_check(&h, SN_HC_COMPUTE_MODE, SN_WARMUP_GPU_HEALTH, "pid 77");
-}
-
-static void test_pcie(void **state)
-{
-	struct sn_gpu_health h;
-	struct sn_health_verdict v;
-
-	(void)state;
-	healthy(&h);
-	h.pcie_width = 8;
-	want_check(&h, SN_HC_PCIE, SN_WARMUP_GPU_HEALTH, "x8, below its x16");
-	/* A narrower link is a fault even when idle (width is no power saving). */
+	/* Idle: the cases' PCIe width and gen rely on it. */
 	assert_true(h.clock_reasons & (long long)SN_CLOCK_IDLE);
-	/* Lower generation while idle: power saving, a note only. */
-	healthy(&h);
-	h.pcie_gen = 1;
-	v = verdict_of(&h, "fail");
-	assert_int_equal(v.n, 0);
-	assert_non_null(strstr(v.notes, "PCIe gen 1 of 5 while idle"));
-	/* The same while not idle: downtrained. */
-	h.clock_reasons = 0;
-	want_check(&h, SN_HC_PCIE, SN_WARMUP_GPU_HEALTH, "gen 1, below its gen 5");
-	/* Slot max below the GPU's: NVML's max is the pair's, so equal passes. */
-	healthy(&h);
-	h.pcie_gen = h.pcie_gen_max = 4;
-	h.clock_reasons = 0;
-	assert_int_equal(verdict_of(&h, "fail").n, 0);
 }
 
-static void test_nvlink_and_clocks(void **state)
-{
-	struct sn_gpu_health h;
+/* A reading of a healthy GPU changed for a case. */
+struct reading {
+	size_t at;	/* offsetof() a long long of sn_gpu_health; 0 ends */
+	long long value;
+};
 
-	(void)state;
-	healthy(&h);
-	h.nvlinks_active = 16;
-	want_check(&h, SN_HC_NVLINK, SN_WARMUP_GPU_HEALTH, "2 of its 18 NVLink links inactive");
+#define SET(field, v) { offsetof(struct sn_gpu_health, field), (long long)(v) }
+/* Offset 0 (read, a bool) is never SET: it ends the list. */
+_Static_assert(offsetof(struct sn_gpu_health, read) == 0, "read first");
+
+/* One check with a reading that fails it, or one that passes. */
+struct health_case {
+	const char *what;
+	struct reading set[3];		/* on a healthy() GPU */
+	struct sn_gpu_proc proc;	/* its one process, if .pid */
+	bool mig;
+	enum sn_health_check check;	/* fails this check (want_check()) */
+	int code;			/* ... with this exit code; 0: passes */
+	const char *words;		/* in the finding; passing: a note */
+};
+
+#define CLOCKS(reasons) SET(clock_reasons, reasons)
+/* Fails check C (a health one, not busy), with words W. */
+#define FAILS(c, w) .check = (c), .code = SN_WARMUP_GPU_HEALTH, .words = (w)
+
+static const struct health_case cases[] = {
+	{ "busy", .proc = { .pid = 628, .mib = 142848, .user = "alice" },
+	  .check = SN_HC_BUSY, .code = SN_WARMUP_GPU_BUSY,
+	  .words = "pid 628 (alice) 142848 MiB" },
+	/* At or below the threshold: a note, not a finding. */
+	{ "busy: below the threshold",
+	  .proc = { .pid = 628, .mib = 1024, .user = "alice" },
+	  .words = "GPU 3 in use by pid 628 (alice)" },
+	/* Memory not reported (another user's): the GPU's used memory. */
+	{ "busy: another user's process", .set = { SET(mem_used_mib, 9000) },
+	  .proc = { .pid = 628, .mib = SN_HV_NA }, .check = SN_HC_BUSY,
+	  .code = SN_WARMUP_GPU_BUSY, .words = "pid 628 (user unknown) ? MiB" },
+	/* MIG instances share the parent's processes: not checked. */
+	{ "busy: a MIG instance", .set = { SET(mem_used_mib, 9000) },
+	  .proc = { .pid = 628, .mib = SN_HV_NA }, .mig = true },
+	{ "row remap pending", .set = { SET(remap_pending, 1) },
+	  FAILS(SN_HC_ROW_REMAP, "row remap pending") },
+	{ "row remap failed", .set = { SET(remap_failure, 1) },
+	  FAILS(SN_HC_ROW_REMAP, "row remapping failed") },
+	{ "retired pages", .set = { SET(retired_pending, 1) },
+	  FAILS(SN_HC_RETIRED_PAGES, "retired pages pending") },
+	{ "ecc", .set = { SET(ecc_volatile_uncorr, 2) },
+	  FAILS(SN_HC_ECC, "2 volatile uncorrectable ECC errors") },
+	{ "persistence", .set = { SET(persistence, 0) },
+	  FAILS(SN_HC_PERSISTENCE, "persistence mode off") },
+	{ "compute mode prohibited",
+	  .set = { SET(compute_mode, SN_COMPUTE_PROHIBITED) },
+	  FAILS(SN_HC_COMPUTE_MODE, "Prohibited") },
+	/* Exclusive-process alone is fine; with a process it is not. */
+	{ "compute mode exclusive, no process",
+	  .set = { SET(compute_mode, SN_COMPUTE_EXCLUSIVE_PROCESS) } },
+	{ "compute mode exclusive, a process",
+	  .set = { SET(compute_mode, SN_COMPUTE_EXCLUSIVE_PROCESS) },
+	  .proc = { .pid = 77, .mib = 10 },
+	  FAILS(SN_HC_COMPUTE_MODE, "pid 77") },
+	/* A narrower link is a fault even when idle (width is no power
+	 * saving: healthy() is idle). */
+	{ "pcie width", .set = { SET(pcie_width, 8) },
+	  FAILS(SN_HC_PCIE, "x8, below its x16") },
+	/* Lower generation while idle: power saving, a note only. */
+	{ "pcie gen, idle", .set = { SET(pcie_gen, 1) },
+	  .words = "PCIe gen 1 of 5 while idle" },
+	/* The same while not idle: downtrained. */
+	{ "pcie gen, not idle", .set = { SET(pcie_gen, 1), CLOCKS(0) },
+	  FAILS(SN_HC_PCIE, "gen 1, below its gen 5") },
+	/* Slot max below the GPU's: NVML's max is the pair's, so equal
+	 * passes. */
+	{ "pcie gen at a lower max",
+	  .set = { SET(pcie_gen, 4), SET(pcie_gen_max, 4), CLOCKS(0) } },
+	{ "nvlink", .set = { SET(nvlinks_active, 16) },
+	  FAILS(SN_HC_NVLINK, "2 of its 18 NVLink links inactive") },
 	/* A PCIe SKU without NVLink (no link answers): not a fault. */
-	healthy(&h);
-	h.nvlinks = h.nvlinks_active = 0;
-	assert_int_equal(verdict_of(&h, "fail").n, 0);
-	h.nvlinks = h.nvlinks_active = SN_HV_NA;
-	assert_int_equal(verdict_of(&h, "fail").n, 0);
+	{ "nvlink: none", .set = { SET(nvlinks, 0), SET(nvlinks_active, 0) } },
+	{ "nvlink: not answered",
+	  .set = { SET(nvlinks, SN_HV_NA), SET(nvlinks_active, SN_HV_NA) } },
+	{ "clocks: HW slowdown",
+	  .set = { CLOCKS(SN_CLOCK_HW_SLOWDOWN | SN_CLOCK_IDLE) },
+	  FAILS(SN_HC_CLOCKS, "HW slowdown") },
+	{ "clocks: HW power brake", .set = { CLOCKS(SN_CLOCK_HW_POWER_BRAKE) },
+	  FAILS(SN_HC_CLOCKS, "HW power brake") },
+	{ "clocks: HW thermal", .set = { CLOCKS(SN_CLOCK_HW_THERMAL) },
+	  FAILS(SN_HC_CLOCKS, "HW thermal") },
+	/* SW power cap (0x4) and app clocks (0x2) are not faults. */
+	{ "clocks: SW power cap, app clocks", .set = { CLOCKS(0x6) } },
+};
+
+/* A failing case fails its check (want_check()); a passing one has no
+ * finding, under the defaults and under "fail", and says its note. */
+static void test_case(void **state)
+{
+	const struct health_case *c = *state;
+	const struct reading *r;
+	struct sn_gpu_health h;
+	struct sn_health_verdict v;
+	const char *spec[] = { NULL, "fail" };
+	size_t i;
 
 	healthy(&h);
-	h.clock_reasons = (long long)(SN_CLOCK_HW_SLOWDOWN | SN_CLOCK_IDLE);
-	want_check(&h, SN_HC_CLOCKS, SN_WARMUP_GPU_HEALTH, "HW slowdown");
-	h.clock_reasons = (long long)SN_CLOCK_HW_POWER_BRAKE;
-	want_check(&h, SN_HC_CLOCKS, SN_WARMUP_GPU_HEALTH, "HW power brake");
-	h.clock_reasons = (long long)SN_CLOCK_HW_THERMAL;
-	want_check(&h, SN_HC_CLOCKS, SN_WARMUP_GPU_HEALTH, "HW thermal");
-	/* SW power cap (0x4) and app clocks (0x2) are not faults. */
-	h.clock_reasons = 0x6;
-	assert_int_equal(verdict_of(&h, "fail").n, 0);
+	for (r = c->set; r < c->set + 3 && r->at; r++)
+		*(long long *)((char *)&h + r->at) = r->value;
+	if (c->proc.pid) {
+		h.n_procs = 1;
+		h.procs[0] = c->proc;
+	}
+	h.mig = c->mig;
+	if (c->code) {
+		want_check(&h, c->check, c->code, c->words);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		v = verdict_of(&h, spec[i]);
+		assert_int_equal(v.exit_code, 0);
+		assert_int_equal(v.n, 0);
+		if (c->words)
+			assert_non_null(strstr(v.notes, c->words));
+	}
 }
 
 static void test_unknown_values_skip(void **state)
@@ -333,21 +332,27 @@ static void test_plugstack_keys(void **state)
 	assert_non_null(strstr(err.msg, "health_busy_mib=lots\": expected whole MiB"));
 }
 
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_healthy_passes),
-		cmocka_unit_test(test_busy),
-		cmocka_unit_test(test_memory_faults),
-		cmocka_unit_test(test_modes),
-		cmocka_unit_test(test_pcie),
-		cmocka_unit_test(test_nvlink_and_clocks),
 		cmocka_unit_test(test_unknown_values_skip),
 		cmocka_unit_test(test_health_beats_busy),
 		cmocka_unit_test(test_policy_parse),
 		cmocka_unit_test(test_busy_mib_parse),
 		cmocka_unit_test(test_plugstack_keys),
 	};
+	struct CMUnitTest tests[sizeof(fixed) / sizeof(fixed[0]) + N_CASES];
+	size_t i, n = sizeof(fixed) / sizeof(fixed[0]);
 
+	memcpy(tests, fixed, sizeof(fixed));
+	/* One test per case, named by it. */
+	for (i = 0; i < N_CASES; i++)
+		tests[n + i] = (struct CMUnitTest){
+			.name = cases[i].what, .test_func = test_case,
+			.initial_state = (void *)&cases[i],
+		};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,44 @@ containers_images() {
 	sort <<<"$output" | paste -sd' ' -
 }
 
+# `run` of an N-task step with N GPUs in ./IMAGE.sqsh, --nccl-warmup=WARMUP,
+# whose tasks print the image they run in.
+containers_srun() {
+	local n=$1 image=$2 warmup=$3
+	run --separate-stderr sn_srun -n"$n" --gres=gpu:"$n" \
+		--container-image=./"$image".sqsh --nccl-warmup="$warmup" \
+		cat /etc/sn-image
+}
+
+# The step succeeded, its tasks in the IMAGES ("ok ok": containers_images).
+containers_assert_ran_in() {
+	sn_assert_status 0
+	[ "$(containers_images)" = "$1" ] || sn_fail "tasks ran in: $output"
+}
+
+# The step failed before any task ran, with a message matching PATTERN.
+containers_assert_no_task() {
+	sn_assert_failed
+	[ -z "$output" ] || sn_fail "tasks ran: $output"
+	sn_assert_msg "$1"
+}
+
+# Containers pyxis created on NODE so far (its slurmd log).
+pyxis_creates() {
+	grep -c 'pyxis: creating container filesystem' "$(sn_slurmd_log "$1")" || true
+}
+
+# A 2-task step of ./ok.sqsh whose warmup fails (two GPUs with one PCI
+# bus ID): no task runs.  PYXIS_BEFORE: the containers pyxis had created
+# on n1 before it.
+containers_failed_warmup() {
+	export FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0
+	# shellcheck disable=SC2034 # the caller's
+	PYXIS_BEFORE=$(pyxis_creates n1)
+	containers_srun 2 ok check
+	containers_assert_no_task 'duplicate PCI bus ID'
+}
+
 # Starts, as the job user, a one-task container step of IMAGE whose task
 # waits for $SN_CLUSTER_DIR/tmp/go-$BATS_TEST_NUMBER; sets CONTAINER_PID
 # to the task's process (enroot gives it no PID namespace: the host's
@@ -64,4 +102,20 @@ containers_release() {
 containers_helper() {
 	sn_as_user env FAKE_CUDA_LOG="$FAKE_CUDA_LOG" \
 		LD_LIBRARY_PATH="$LD_LIBRARY_PATH" "$(sn_helper_path)" "$@"
+}
+
+# `run` of containers_helper on the held step (containers_hold) of
+# ./IMAGE.sqsh: --container-pid, --container-image and ARGS.
+containers_helper_in() {
+	local image=./$1.sqsh
+	shift
+	run --separate-stderr containers_helper --container-pid "$CONTAINER_PID" \
+		--container-image "$image" "$@"
+}
+
+# The same on a step of its own, held for the run only.
+containers_helper_on() {
+	containers_hold "./$1.sqsh"
+	containers_helper_in "$@"
+	containers_release
 }
