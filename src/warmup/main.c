@@ -38,14 +38,18 @@ static int run_all(struct wu_run *run)
 	struct wu_cu cu;
 	int code;
 
+	/* Fabric mode sets NCCL's log variables first (wu_fabric_run). */
+	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
+		return wu_fabric_run(run, &cu);
 	/*
 	 * NVML's start overlaps cuInit's (wu_gpus_enumerate).  Only
 	 * wu_health_check joins it: a run that fails before the checks
 	 * leaves the thread to the process's exit, which reports at once.
+	 * No setenv() from here until the checks are done: NVML's threads
+	 * (and the libraries under them) call getenv(), and glibc's setenv
+	 * may move the environment under a concurrent getenv (SIGSEGV).
 	 */
 	wu_health_start(run);
-	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
-		return wu_fabric_run(run, &cu);
 	code = wu_gpus_enumerate(run, &cu);
 	if (code)
 		return code;

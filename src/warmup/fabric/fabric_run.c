@@ -341,7 +341,11 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 	run->fabric.active = true;
 	run->fabric.coord = &fr;
 	pthread_mutex_unlock(&run->lock);
+	/* setenv() before any other thread: NVML's call getenv(), and a
+	 * concurrent setenv may move the environment under them (a fabric
+	 * member died of SIGSEGV so, once in CI). */
 	log_to_memfd(&fr);
+	wu_health_start(run);
 	local = local_checks(run, cu, &nccl);
 	/* One node: comm over its GPUs, nothing to coordinate. */
 	if (run->opt.step.nodes == 1) {
