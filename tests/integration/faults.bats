@@ -159,44 +159,34 @@ tasks_ran_on() {
 	[ "$(sn_fake_nodes)" = "n1 n2 n3" ] || sn_fail "--node: $(sn_fake_nodes)"
 }
 
-@test "faults: a helper's grandchild in its process group does not survive" {
-	local f
+# no_survivor MODE WHAT [TRIES]: the fake helper in MODE leaves WHAT behind
+# on each node (its PID in $SN_FAKE_DIR/MODE-TAG-NODE.pid); the step
+# passes and nothing is left (sn_assert_no_leftovers TRIES).
+no_survivor() {
+	local mode=$1 what=$2 f n
+	shift 2
 	sn_use_fake_helper
-	sn_fake_mode grandchild
+	sn_fake_mode "$mode"
 	run --separate-stderr warm3
 	sn_assert_status 0
 	for n in n1 n2 n3; do
-		f="$SN_FAKE_DIR/grandchild-$SN_FAKE_TAG-$n.pid"
-		[ -s "$f" ] || sn_fail "no grandchild was started on $n"
+		f="$SN_FAKE_DIR/$mode-$SN_FAKE_TAG-$n.pid"
+		[ -s "$f" ] || sn_fail "no $what was started on $n"
 	done
-	sn_assert_no_leftovers
+	sn_assert_no_leftovers "$@"
+}
+
+@test "faults: a helper's grandchild in its process group does not survive" {
+	no_survivor grandchild grandchild
 }
 
 @test "faults: a grandchild that calls setsid() does not survive" {
-	local f
-	sn_use_fake_helper
-	sn_fake_mode setsid
-	run --separate-stderr warm3
-	sn_assert_status 0
-	for n in n1 n2 n3; do
-		f="$SN_FAKE_DIR/setsid-$SN_FAKE_TAG-$n.pid"
-		[ -s "$f" ] || sn_fail "no setsid grandchild was started on $n"
-	done
 	# Killed and reaped before user_init returned: nothing to wait for.
-	sn_assert_no_leftovers 0
+	no_survivor setsid "setsid grandchild" 0
 }
 
 @test "faults: a daemonized grandchild (double fork, setsid) does not survive" {
-	local f
-	sn_use_fake_helper
-	sn_fake_mode daemon
-	run --separate-stderr warm3
-	sn_assert_status 0
-	for n in n1 n2 n3; do
-		f="$SN_FAKE_DIR/daemon-$SN_FAKE_TAG-$n.pid"
-		[ -s "$f" ] || sn_fail "no daemon was started on $n"
-	done
-	sn_assert_no_leftovers 0
+	no_survivor daemon daemon 0
 }
 
 @test "faults: CUDA_VISIBLE_DEVICES from the user never reaches the helper" {

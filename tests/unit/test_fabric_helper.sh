@@ -12,20 +12,10 @@
 # Run by "make check" from the build directory.
 set -u
 
-helper=./src/warmup/nccl-warmup
-fake=$(cd ./tests/fake 2>/dev/null && pwd)
-
-if [ ! -x "$helper" ] || [ ! -e "$fake/nccl/libnccl.so.2" ] ||
-   [ ! -e "$fake/cuda/libcuda.so.1" ]; then
-	echo "nccl-warmup or the fake CUDA/NCCL libraries were not built" \
-	     "(configure found no cuda.h/nccl.h, see --with-cuda; or --disable-warmup)" >&2
-	# CI=true: a missing helper fails, unless it was left out on purpose.
-	if [ "${CI:-}" = true ] && [ "${SN_ENABLE_WARMUP:-}" != no ]; then
-		echo "FAIL: CI=true requires the warmup helper to be built" >&2
-		exit 1
-	fi
-	exit 77
-fi
+# helper, fake, the skip where they were not built, now_ms.
+src=${SN_SRC_DIR:-${srcdir:-.}}
+# shellcheck source=tests/unit/lib/warmup_helper.sh
+. "$src/tests/unit/lib/warmup_helper.sh"
 if ! command -v munged >/dev/null || ! command -v mungekey >/dev/null; then
 	echo "munged and mungekey (munge) are needed: the fabric mode authenticates with MUNGE" >&2
 	[ "${CI:-}" = true ] && exit 1
@@ -77,12 +67,6 @@ lo=$(( 20000 + ($$ % 120) * 100 ))
 hi=$(( lo + 99 ))
 job=$(( $$ % 100000 ))
 step=0
-
-now_ms() {
-	t=$(date +%s%N 2>/dev/null)
-	case $t in *N) echo $(( $(date +%s) * 1000 ));;
-	*) echo $(( t / 1000000 ));; esac
-}
 
 listeners() {
 	ss -Htln "( sport >= :$lo and sport <= :$hi )" 2>/dev/null

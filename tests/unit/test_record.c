@@ -3,19 +3,14 @@
  * The fleet record (record.c), its reader (record_read.c, json.c) and the
  * node's .prom file (prom.c).
  */
-#include <stdarg.h>
-#include <stddef.h>
+#include "core_testutil.h"
+
 #include <stdint.h>
-#include <setjmp.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cmocka.h>
 
 #include "prom.h"
 #include "record.h"
@@ -62,6 +57,27 @@ static void parse_helper(struct sn_warmup_result *res)
 	assert_int_equal(sn_warmup_result_parse(helper_json,
 						strlen(helper_json), res,
 						&err), 0);
+}
+
+/* The record of a failed run, whose helper printed TEXT, formatted into
+ * line; its length.  MODE: the record's, or NULL for fill()'s. */
+static size_t format_failed(const char *text, const char *mode,
+			    enum sn_record_class class, int exit_code,
+			    struct sn_warmup_result *res, struct sn_record *r)
+{
+	size_t len;
+
+	assert_int_equal(sn_warmup_result_parse(text, strlen(text), res, &err),
+			 0);
+	fill(r, res);
+	if (mode)
+		snprintf(r->mode, sizeof(r->mode), "%s", mode);
+	r->pass = false;
+	r->class = class;
+	r->exit_code = exit_code;
+	len = sn_record_format(r, line, sizeof(line));
+	assert_true(len > 0);
+	return len;
 }
 
 static void test_result_optional_keys(void **state)
@@ -189,15 +205,7 @@ static void test_fabric_record(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(sn_warmup_result_parse(text, strlen(text), &res, &err),
-			 0);
-	fill(&r, &res);
-	snprintf(r.mode, sizeof(r.mode), "fabric");
-	r.pass = false;
-	r.class = SN_CLASS_PEER_FAILED;
-	r.exit_code = 10;
-	len = sn_record_format(&r, line, sizeof(line));
-	assert_true(len > 0);
+	len = format_failed(text, "fabric", SN_CLASS_PEER_FAILED, 10, &res, &r);
 	assert_non_null(strstr(line, "\"class\":\"peer_failed\""));
 	assert_non_null(strstr(line, "\"transport\":\"NET/IB\""));
 	assert_non_null(strstr(line, "\"blame_node\":\"n3\\\"x\""));
@@ -222,14 +230,7 @@ static void test_health_record(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(sn_warmup_result_parse(text, strlen(text), &res, &err),
-			 0);
-	fill(&r, &res);
-	r.pass = false;
-	r.class = SN_CLASS_GPU_BUSY;
-	r.exit_code = 14;
-	len = sn_record_format(&r, line, sizeof(line));
-	assert_true(len > 0);
+	len = format_failed(text, NULL, SN_CLASS_GPU_BUSY, 14, &res, &r);
 	assert_non_null(strstr(line, "\"class\":\"gpu_busy\""));
 	assert_non_null(strstr(line, "\"health_status\":\"gpu_busy\""));
 	assert_non_null(strstr(line, "\"health_findings\":\"GPU 0 busy: held by another process: pid 7 (alice) 900 MiB\""));
@@ -283,6 +284,8 @@ static void test_reader_rejects(void **state)
 	REJECT("{\"a\":\"x\ny\"}", "control");
 }
 
+#define KEY(s) "spank_nccl_warmup_" s
+
 static bool prom_line_ok(const char *l)
 {
 	if (l[0] == '#')
@@ -313,31 +316,20 @@ static void test_prom_render(void **state)
 	assert_true(len > 0);
 	assert_null(strstr(text, "\nspank_nccl_warmup_passes_total 999"));
 	assert_null(strstr(text, "\nevil"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_passes_total{mode=\"bandwidth\",source=\"plugin\"} 1\n"));
+	assert_contains(text, KEY("passes_total{mode=\"bandwidth\",source=\"plugin\"} 1\n"));
 	/* Every mode, source and fault at 0: increase() sees the first. */
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_failures_total{mode=\"check\",source=\"prolog\",fault=\"node\"} 0\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_last_success{mode=\"bandwidth\",source=\"plugin\"} 1\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_last_busbw_bytes_per_second 350500000000\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_last_busbw_message_bytes 67108864\n"));
+	assert_contains(text, KEY("failures_total{mode=\"check\",source=\"prolog\",fault=\"node\"} 0\n"));
+	assert_contains(text, KEY("last_success{mode=\"bandwidth\",source=\"plugin\"} 1\n"));
+	assert_contains(text, KEY("last_busbw_bytes_per_second 350500000000\n"));
+	assert_contains(text, KEY("last_busbw_message_bytes 67108864\n"));
 	/* dcgm-exporter's labels: NVML's bus ID spelling and the UUID. */
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_last_nccl_memory_bytes{pci_bus_id=\"00000000:01:00.0\",UUID=\"GPU-a\"} 310378496\n"));
+	assert_contains(text, KEY("last_nccl_memory_bytes{pci_bus_id=\"00000000:01:00.0\",UUID=\"GPU-a\"} 310378496\n"));
 	/* Histograms: 1.6 s in le 2, not in le 1; comm_init 0.48 s. */
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_duration_seconds_bucket{mode=\"bandwidth\",le=\"2\"} 1\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_duration_seconds_bucket{mode=\"bandwidth\",le=\"1\"} 0\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_duration_seconds_sum{mode=\"bandwidth\"} 1.6\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_phase_duration_seconds_bucket{phase=\"comm_init\",le=\"0.5\"} 1\n"));
-	assert_non_null(strstr(text,
-		"spank_nccl_warmup_phase_duration_seconds_bucket{phase=\"comm_init\",le=\"0.25\"} 0\n"));
+	assert_contains(text, KEY("duration_seconds_bucket{mode=\"bandwidth\",le=\"2\"} 1\n"));
+	assert_contains(text, KEY("duration_seconds_bucket{mode=\"bandwidth\",le=\"1\"} 0\n"));
+	assert_contains(text, KEY("duration_seconds_sum{mode=\"bandwidth\"} 1.6\n"));
+	assert_contains(text, KEY("phase_duration_seconds_bucket{phase=\"comm_init\",le=\"0.5\"} 1\n"));
+	assert_contains(text, KEY("phase_duration_seconds_bucket{phase=\"comm_init\",le=\"0.25\"} 0\n"));
 	/* The node's NCCL (system) is in _info; no source label there. */
 	assert_non_null(strstr(text, "nccl_version=\"2.28.9\"} 1\n"));
 	/* No job, user or step label: bounded cardinality. */
@@ -379,8 +371,6 @@ static void test_prom_health(void **state)
 		if (!prom_line_ok(l))
 			fail_msg("foreign line: %s", l);
 }
-
-#define KEY(s) "spank_nccl_warmup_" s
 
 static void test_prom_state(void **state)
 {

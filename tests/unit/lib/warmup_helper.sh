@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the shell tests of the built nccl-warmup (test_nccl_warmup*.sh,
+# test_fabric_helper.sh), run by "make check" from the build directory:
+# sets helper and fake (tests/fake, each library in its own directory),
+# skips (77) where they were not built, and defines now_ms.
+# shellcheck shell=sh
+
+helper=./src/warmup/nccl-warmup
+fake=$(cd ./tests/fake 2>/dev/null && pwd)
+
+if [ ! -x "$helper" ] || [ ! -e "$fake/nccl/libnccl.so.2" ] ||
+   [ ! -e "$fake/cuda/libcuda.so.1" ]; then
+	echo "nccl-warmup or the fake CUDA/NCCL libraries were not built" \
+	     "(configure found no cuda.h/nccl.h, see --with-cuda; or --disable-warmup)" >&2
+	# CI=true: a missing helper fails, unless it was left out on purpose.
+	if [ "${CI:-}" = true ] && [ "${SN_ENABLE_WARMUP:-}" != no ]; then
+		echo "FAIL: CI=true requires the warmup helper to be built" >&2
+		exit 1
+	fi
+	exit 77
+fi
+
+now_ms() {
+	# date +%s%N is GNU; fall back to seconds.
+	t=$(date +%s%N 2>/dev/null)
+	case $t in *N) echo $(( $(date +%s) * 1000 ));;
+	*) echo $(( t / 1000000 ));; esac
+}
