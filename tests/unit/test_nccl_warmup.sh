@@ -306,6 +306,36 @@ rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
 expect_rc 0
 expect_err "from /usr/lib/libnccl.so.2 (container image img:1)"
 case $out$err in *"/proc/"*) fail "a /proc path leaked into the output";; esac
+# The helper changes its environment only while no thread but the watchdog
+# runs (NVML's threads call getenv(); tests/fake/env_guard.c aborts it
+# otherwise): a container's NCCL_* set from its task's environ (--container-pid
+# by hand: /proc/PID/environ, here a task's with NCCL_ALGO=Ring, no fabric
+# ring needed: one node), and comm mode's unset NCCL_COMM_ID.  Fabric
+# mode: test_fabric_helper.sh.  ENV_GUARD_THREADS=0 shows each path
+# changes the environment at all.
+guard=$fake/guard/libenvguard.so
+env NCCL_ALGO=Ring sleep 300 &
+task=$!
+for max in 0 2; do
+	name=env-guard-container-$max
+	ENV_GUARD_THREADS=$max LD_PRELOAD=$guard "$helper" --node testnode \
+		--json --container-pid $task --container-image img:1 \
+		>"$tmp/out" 2>"$tmp/err"
+	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+	if [ $max = 0 ]; then
+		expect_err "env_guard: setenv(NCCL_ALGO)"
+	else
+		expect_rc 0
+		expect_err "(container image img:1)"
+		expect_no_err "env_guard"
+	fi
+done
+kill $task
+run env-guard-comm-0 ENV_GUARD_THREADS=0 LD_PRELOAD=$guard NCCL_COMM_ID=127.0.0.1:1 -- --json
+expect_err "env_guard: unsetenv(NCCL_COMM_ID)"
+run env-guard-comm LD_PRELOAD=$guard NCCL_COMM_ID=127.0.0.1:1 -- --json
+expect_rc 0
+expect_no_err "env_guard"
 # A descriptor that is not an open directory: the container cannot be read.
 name=container-root-fd-closed
 "$helper" --node testnode --json --container-pid $$ --container-image img:1 \
