@@ -131,11 +131,13 @@ comm_port() {
 # --- three nodes, 2 GPUs each: one communicator of 6 ranks ---------------
 # Each under tests/fake/env_guard.c: fabric mode sets NCCL's log variables
 # before NVML's thread starts (a setenv() beside a getenv() can crash).
-guard=LD_PRELOAD=$fake/guard/libenvguard.so
 start=$(now_ms)
-node 0 n1 "$guard" -- --timeout 20
-node 1 n2 "$guard" -- --timeout 20
-node 2 n3 "$guard" -- --timeout 20
+# shellcheck disable=SC2086
+node 0 n1 $guard_env -- --timeout 20
+# shellcheck disable=SC2086
+node 1 n2 $guard_env -- --timeout 20
+# shellcheck disable=SC2086
+node 2 n3 $guard_env -- --timeout 20
 finish three-nodes
 port=$(comm_port 0)
 [ -n "$port" ] || fail 0 "no comm_id (NCCL's bootstrap root from the unique id)"

@@ -208,7 +208,7 @@ run log FAKE_CUDA_LOG="$tmp/cuda.log" FAKE_NCCL_LOG="$tmp/nccl.log" -- --mode co
 if command -v ldd >/dev/null 2>&1; then
 	name=ldd
 	out=$(ldd "$helper" 2>&1); rc=0; err=
-	case $out in *libcuda*|*libcudart*|*libnccl*)
+	case $out in *libcuda*|*libnccl*)	# libcuda also matches libcudart
 		fail "nccl-warmup links CUDA or NCCL";; esac
 fi
 
@@ -313,12 +313,12 @@ case $out$err in *"/proc/"*) fail "a /proc path leaked into the output";; esac
 # ring needed: one node), and comm mode's unset NCCL_COMM_ID.  Fabric
 # mode: test_fabric_helper.sh.  ENV_GUARD_THREADS=0 shows each path
 # changes the environment at all.
-guard=$fake/guard/libenvguard.so
 env NCCL_ALGO=Ring sleep 300 &
 task=$!
 for max in 0 2; do
 	name=env-guard-container-$max
-	ENV_GUARD_THREADS=$max LD_PRELOAD=$guard "$helper" --node testnode \
+	# shellcheck disable=SC2086
+	env ENV_GUARD_THREADS=$max $guard_env "$helper" --node testnode \
 		--json --container-pid $task --container-image img:1 \
 		>"$tmp/out" 2>"$tmp/err"
 	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
@@ -331,9 +331,11 @@ for max in 0 2; do
 	fi
 done
 kill $task
-run env-guard-comm-0 ENV_GUARD_THREADS=0 LD_PRELOAD=$guard NCCL_COMM_ID=127.0.0.1:1 -- --json
+# shellcheck disable=SC2086
+run env-guard-comm-0 ENV_GUARD_THREADS=0 $guard_env NCCL_COMM_ID=127.0.0.1:1 -- --json
 expect_err "env_guard: unsetenv(NCCL_COMM_ID)"
-run env-guard-comm LD_PRELOAD=$guard NCCL_COMM_ID=127.0.0.1:1 -- --json
+# shellcheck disable=SC2086
+run env-guard-comm $guard_env NCCL_COMM_ID=127.0.0.1:1 -- --json
 expect_rc 0
 expect_no_err "env_guard"
 # A descriptor that is not an open directory: the container cannot be read.

@@ -20,6 +20,12 @@ if [ ! -x "$helper" ] || [ ! -e "$fake/nccl/libnccl.so.2" ] ||
 	exit 77
 fi
 
+# The environment guard (tests/fake/env_guard.c), as ENV=VALUE words for
+# env(1).  Under --enable-sanitizers ASan wants to be first in the link
+# order; a preloaded library is the point here.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+guard_env="LD_PRELOAD=$fake/guard/libenvguard.so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+
 now_ms() {
 	# date +%s%N is GNU; fall back to seconds.
 	t=$(date +%s%N 2>/dev/null)
