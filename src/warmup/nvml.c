@@ -128,7 +128,6 @@ struct wu_nvml_boot {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	unsigned int n_seen;		/* threads started, seen[0..n_seen) */
-	unsigned int n_done;
 	struct nvml_seen seen[WU_MAX_GPUS];
 };
 
@@ -146,7 +145,6 @@ static void seen_done(struct nvml_seen *s)
 {
 	pthread_mutex_lock(&s->boot->lock);
 	s->done = true;
-	s->boot->n_done++;
 	pthread_cond_broadcast(&s->boot->changed);
 	pthread_mutex_unlock(&s->boot->lock);
 }
@@ -264,10 +262,11 @@ static void *read_gpu(void *arg)
  */
 static bool boot_release(struct wu_nvml_boot *b)
 {
-	bool all;
+	bool all = true;
 
 	pthread_mutex_lock(&b->lock);
-	all = b->n_done == b->n_seen;
+	for (unsigned int i = 0; i < b->n_seen; i++)
+		all &= b->seen[i].done;
 	pthread_mutex_unlock(&b->lock);
 	if (!all)
 		return false;

@@ -159,6 +159,14 @@ static bool same_busid(const char *a, const char *b)
 	return da == db && ba == bb && va == vb && fa == fb;
 }
 
+/* The common prologue: initialised, a device of ours, an output. */
+#define CHECK_ARGS(d_, out) do { \
+	if (!fake.inits) \
+		return NVML_ERROR_UNINITIALIZED; \
+	if (!(d_) || !(out) || (d_) < fake.dev || (d_) >= fake.dev + fake.n) \
+		return NVML_ERROR_INVALID_ARGUMENT; \
+} while (0)
+
 /* Every GPU of the node, in the fake driver's order (the real NVML
  * counts in PCI order and ignores CUDA_VISIBLE_DEVICES, as here). */
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
@@ -189,10 +197,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid,
 			       unsigned int length)
 {
-	if (!fake.inits)
-		return NVML_ERROR_UNINITIALIZED;
-	if (!device || !uuid || device < fake.dev || device >= fake.dev + fake.n)
-		return NVML_ERROR_INVALID_ARGUMENT;
+	CHECK_ARGS(device, uuid);
 	if (strlen(device->uuid) >= length)
 		return NVML_ERROR_INSUFFICIENT_SIZE;
 	memcpy(uuid, device->uuid, strlen(device->uuid) + 1);
@@ -233,14 +238,6 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
 		}
 	return NVML_ERROR_NOT_FOUND;
 }
-
-/* The common prologue: initialised, a device of ours, an output. */
-#define CHECK_ARGS(d_, out) do { \
-	if (!fake.inits) \
-		return NVML_ERROR_UNINITIALIZED; \
-	if (!(d_) || !(out) || (d_) < fake.dev || (d_) >= fake.dev + fake.n) \
-		return NVML_ERROR_INVALID_ARGUMENT; \
-} while (0)
 
 /* FAKE_NVML_PROCS="GPU:PID:MIB,...": MIB "na" is N/A (another user's). */
 static unsigned int procs_of(int gpu, nvmlProcessInfo_t *out, unsigned int max,
