@@ -34,45 +34,41 @@ static void test_exit_names_and_hints(void **state)
 /* Whose fault (fault.c): the job's NCCL or settings never blame the node. */
 static void test_fault_decide(void **state)
 {
-	struct sn_fault_facts f = { .exit_code = SN_WARMUP_NCCL_ERROR };
+	static const struct {
+		struct sn_fault_facts facts;
+		enum sn_fault fault;
+	} cases[] = {
+		{ { SN_WARMUP_NCCL_ERROR, false, false }, SN_FAULT_NODE },
+		/* nccl=PATH: invalid ELF header */
+		{ { SN_WARMUP_NCCL_ERROR, true, false }, SN_FAULT_JOB },
+		/* An unusable library of the job's is an NCCL failure only. */
+		{ { SN_WARMUP_TIMEOUT, true, false }, SN_FAULT_NODE },
+		{ { SN_WARMUP_NCCL_ERROR, false, true }, SN_FAULT_JOB },
+		{ { SN_WARMUP_LOW_BANDWIDTH, false, true }, SN_FAULT_JOB },
+		{ { SN_WARMUP_TRANSPORT, false, true }, SN_FAULT_JOB },
+		/* Hardware stays the node's whatever the job set. */
+		{ { SN_WARMUP_CUDA_ERROR, false, true }, SN_FAULT_NODE },
+		{ { SN_WARMUP_DUPLICATE_BUSID, false, true }, SN_FAULT_NODE },
+		/* Silent corruption: the node's whatever the job set. */
+		{ { SN_WARMUP_WRONG_RESULT, true, true }, SN_FAULT_NODE },
+		/* NVML's health and busy GPUs: the node's, NCCL_* or not. */
+		{ { SN_WARMUP_GPU_HEALTH, true, true }, SN_FAULT_NODE },
+		{ { SN_WARMUP_GPU_BUSY, true, true }, SN_FAULT_NODE },
+		{ { SN_WARMUP_FABRIC_SETUP, false, false }, SN_FAULT_ENVIRONMENT },
+		{ { SN_WARMUP_PEER_FAILED, false, false }, SN_FAULT_ENVIRONMENT },
+		{ { SN_WARMUP_NO_GPUS, false, false }, SN_FAULT_JOB },
+		{ { SN_WARMUP_OK, false, false }, SN_FAULT_NONE },
+	};
 
 	(void)state;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	f.job_nccl = true;		/* nccl=PATH: invalid ELF header */
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
-	/* An unusable library of the job's is an NCCL failure only. */
-	f.exit_code = SN_WARMUP_TIMEOUT;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_NCCL_ERROR,
-				     .job_nccl_env = true };
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
-	f.exit_code = SN_WARMUP_LOW_BANDWIDTH;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
-	f.exit_code = SN_WARMUP_TRANSPORT;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
-	/* Hardware stays the node's whatever the job set. */
-	f.exit_code = SN_WARMUP_CUDA_ERROR;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	f.exit_code = SN_WARMUP_DUPLICATE_BUSID;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	/* Silent corruption: the node's whatever the job set. */
-	f.exit_code = SN_WARMUP_WRONG_RESULT;
-	f.job_nccl = true;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	/* NVML's health and busy GPUs: the node's, NCCL_* or not. */
-	f.exit_code = SN_WARMUP_GPU_HEALTH;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	f.exit_code = SN_WARMUP_GPU_BUSY;
-	f.job_nccl_env = true;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NODE);
-	f = (struct sn_fault_facts){ .exit_code = SN_WARMUP_FABRIC_SETUP };
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_ENVIRONMENT);
-	f.exit_code = SN_WARMUP_PEER_FAILED;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_ENVIRONMENT);
-	f.exit_code = SN_WARMUP_NO_GPUS;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_JOB);
-	f.exit_code = SN_WARMUP_OK;
-	assert_int_equal(sn_fault_decide(&f), SN_FAULT_NONE);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum sn_fault got = sn_fault_decide(&cases[i].facts);
+
+		if (got != cases[i].fault)
+			print_message("case %zu (exit %d)\n", i,
+				      cases[i].facts.exit_code);
+		assert_int_equal(got, cases[i].fault);
+	}
 	assert_null(sn_fault_name(SN_FAULT_NONE));
 	for (int i = SN_FAULT_NODE; i < SN_FAULT_COUNT; i++)
 		assert_int_equal(sn_fault_parse(sn_fault_name(i)), i);
