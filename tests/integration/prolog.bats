@@ -57,18 +57,29 @@ setup() {
 }
 
 # A failed test must not leave the node drained or a job held for the next.
+# The order matters: a batch job whose Prolog failed is requeued, and a
+# requeued job still in the queue when the node is resumed is scheduled
+# on it again (n1 "mixed", its Prolog failing anew).  So every job is
+# cancelled and gone from the queue (pending, running and completing
+# alike) before the node is resumed, and a job found on the node while
+# resuming is cancelled again.
 teardown() {
-	local ids
-	ids=$(sn_timeout squeue -h -o %i 2>/dev/null)
-	if [ -n "$ids" ]; then
-		# shellcheck disable=SC2086
-		sn_timeout scancel $ids 2>/dev/null
-		for id in $ids; do sn_wait_job "$id"; done
-	fi
+	sn__wait_for 600 no_jobs_left ||
+		sn_fail "teardown: jobs still queued: $(squeue -h -o '%i %T %r')"
 	# Resume until idle: on a slow machine a late prolog-failure report
 	# from slurmd can drain the node again after a first resume.
 	sn__wait_for 600 resume_until_idle ||
-		sn_fail "teardown: node n1 $(node_state): $(node_reason)"
+		sn_fail "teardown: node n1 $(node_state): $(node_reason); queue: $(squeue -h -o '%i %T %r')"
+}
+
+# Cancels every job in the queue; true once none is left.
+no_jobs_left() {
+	local ids
+	ids=$(sn_timeout squeue -h -o %i) || return 1
+	[ -z "$ids" ] && return 0
+	# shellcheck disable=SC2086 # one id a word
+	sn_timeout scancel $ids
+	return 1
 }
 
 resume_until_idle() {
@@ -78,6 +89,7 @@ resume_until_idle() {
 	case $state in
 	*drain* | *down* | *fail*)
 		sn_timeout scontrol update nodename=n1 state=resume ;;
+	*) no_jobs_left ;;
 	esac
 	return 1
 }
