@@ -4,7 +4,9 @@
 # Prolog mode: nccl-warmup-prolog as slurm.conf's Prolog= on a one-node
 # cluster with four fake GPUs.  A failing check drains the node with a
 # Reason naming spank-nccl and the failure and requeues the job; a passing
-# check costs the job only the check; jobs without GPUs are not checked.
+# check costs the job only the check; jobs without GPUs, and
+# nodes without the helper, are not checked; a mistake in its settings
+# fails no job (it is logged, and listed by --check).
 #
 # slurm.conf points Prolog= at a small wrapper in the cluster directory
 # (slurmd gives a Prolog no way to pass arguments): it runs the script
@@ -18,6 +20,8 @@ load common
 prolog_wrapper() { echo "$SN_CLUSTER_DIR/etc/prolog"; }
 prolog_conf() { echo "$SN_CLUSTER_DIR/etc/nccl-warmup-prolog.conf"; }
 prolog_off() { echo "$SN_CLUSTER_DIR/etc/prolog.off"; }
+# A file naming another Prolog script to run instead (one test's).
+prolog_alt() { echo "$SN_CLUSTER_DIR/etc/prolog.alt"; }
 
 prolog_script() {
 	if [ "$SN_INSTALLED" = 1 ]; then
@@ -37,7 +41,9 @@ setup_file() {
 	cat >"$(prolog_wrapper)" <<W
 #!/bin/sh
 [ -e '$(prolog_off)' ] && exit 0
-NCCL_WARMUP_PROLOG_CONF='$(prolog_conf)' exec '$(prolog_script)'
+script='$(prolog_script)'
+[ -s '$(prolog_alt)' ] && script=\$(cat '$(prolog_alt)')
+NCCL_WARMUP_PROLOG_CONF='$(prolog_conf)' exec "\$script"
 W
 	chmod 0755 "$(prolog_wrapper)"
 }
@@ -49,7 +55,7 @@ setup() {
 	sn_require_warmup
 	sn_require_file "$(prolog_script)" "nccl-warmup-prolog not built" ||
 		return 1
-	rm -f "$(prolog_off)"
+	rm -f "$(prolog_off)" "$(prolog_alt)"
 	SN_FAKE_LOG="$SN_CLUSTER_DIR/tmp/fake-cuda-$BATS_TEST_NUMBER.log"
 	rm -f "$SN_FAKE_LOG"
 	MARKER="$SN_CLUSTER_DIR/tmp/ran-$BATS_TEST_NUMBER"
@@ -192,39 +198,108 @@ wait_drained() {
 	[[ $reason == *NCCL* || $reason == *nccl* ]] || sn_fail "Reason: $reason"
 }
 
-@test "prolog: a bad setting drains with a Reason naming it" {
-	local reason
+# A mistake in the settings is on every node at once: failing jobs for it
+# would drain the partition node by node.  The job runs unchecked, the
+# Prolog logs FILE:LINE and the fix, and --check lists the problem.
+@test "prolog: a bad setting fails no job and drains no node; the log and --check name FILE:LINE" {
 	write_conf check
 	echo "MODE=fast" >>"$(prolog_conf)"
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
-	sn_assert_failed
-	wait_drained || sn_fail "node not drained: $(node_state)"
-	reason=$(node_reason)
-	[[ $reason == "spank-nccl: "*"MODE=fast"* ]] || sn_fail "Reason: $reason"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "the check ran"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	run_prolog
+	sn_assert_status 0
+	[[ $stderr == "spank-nccl: $(prolog_conf):6: MODE=fast: expected check, comm or bandwidth; job not checked (fix it, then: nccl-warmup-prolog --check)" ]] ||
+		sn_fail "log: $stderr"
+	run --separate-stderr env NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+		"$(prolog_script)" --check
+	sn_assert_status 1
+	[ "$output" = "$(prolog_conf):6: MODE=fast: expected check, comm or bandwidth" ] ||
+		sn_fail "--check: $output"
 }
 
 @test "prolog: MODE=fabric is refused, pointing at the plugin's fabric mode" {
-	local reason
 	write_conf check
 	echo "MODE=fabric" >>"$(prolog_conf)"
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
-	sn_assert_failed
-	wait_drained || sn_fail "node not drained: $(node_state)"
-	reason=$(node_reason)
-	[[ $reason == "spank-nccl: nccl-warmup-prolog: MODE=fabric in "*": the fabric warmup needs a job step's nodes"* ]] ||
-		sn_fail "Reason: $reason"
+	run_prolog
+	sn_assert_status 0
+	[[ $stderr == "spank-nccl: $(prolog_conf):6: MODE=fabric: the fabric warmup needs a job step's nodes"* ]] ||
+		sn_fail "log: $stderr"
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "the check ran"
 }
 
-@test "prolog: a group-writable configuration is refused" {
-	local reason
+@test "prolog: a group-writable configuration is not sourced" {
 	write_conf check
+	echo "touch $MARKER" >>"$(prolog_conf)"
 	chmod 0664 "$(prolog_conf)"
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
-	sn_assert_failed
-	wait_drained || sn_fail "node not drained: $(node_state)"
-	reason=$(node_reason)
-	[[ $reason == "spank-nccl: "*"not writable by group"* ]] ||
-		sn_fail "Reason: $reason"
+	run_prolog
+	sn_assert_status 0
+	[[ $stderr == "spank-nccl: $(prolog_conf):1: not sourced: it must be owned by root and not writable by group or others; chown root "*"; chmod go-w "* ]] ||
+		sn_fail "log: $stderr"
+	[ ! -e "$MARKER" ] || sn_fail "the file was sourced"
+}
+
+@test "prolog: --help prints its usage; several problems, each FILE:LINE with --check" {
+	run --separate-stderr "$(prolog_script)" --help
+	sn_assert_status 0
+	[[ $output == "usage: nccl-warmup-prolog [--check | --help]"* ]] ||
+		sn_fail "--help: $output"
+	run --separate-stderr "$(prolog_script)" --bogus
+	[ "$status" -eq 2 ] || sn_fail "--bogus: status $status"
+	write_conf check
+	printf 'GPUS=some\nDRAIN=maybe\nTIMEOUT=ten\n' >>"$(prolog_conf)"
+	run --separate-stderr env NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+		"$(prolog_script)" --check
+	sn_assert_status 1
+	[ "$output" = "$(prolog_conf):6: GPUS=some: expected job or all
+$(prolog_conf):7: DRAIN=maybe: expected yes or no
+$(prolog_conf):8: TIMEOUT=ten: expected whole seconds" ] || sn_fail "--check: $output"
+	write_conf comm
+	run --separate-stderr env NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+		"$(prolog_script)" --check
+	sn_assert_status 0
+	[ "$output" = "spank-nccl: nccl-warmup-prolog: OK: $(prolog_conf): MODE=comm TIMEOUT=20 GPUS=job DRAIN=yes" ] ||
+		sn_fail "--check: $output"
+}
+
+# A node without spank-nccl-warmup (no GPUs there): the Prolog finds no
+# helper at its default path, and HELPER= is not set.  The Prolog under
+# test is a copy whose default is a path that does not exist, so that
+# this holds for the installed package too.
+@test "prolog: no helper installed: jobs run unchecked, with one log line; a broken setting fails no GPU-less job" {
+	local alt="$SN_CLUSTER_DIR/tmp/prolog-no-helper"
+	sed 's|^HELPER=.*|HELPER=/nonexistent/nccl-warmup|' "$(prolog_script)" >"$alt"
+	chmod 0755 "$alt"
+	echo "$alt" >"$(prolog_alt)"
+	echo "MODE=check" >"$(prolog_conf)"
+	chmod 0644 "$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	run --separate-stderr env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$alt"
+	sn_assert_status 0
+	[ "$stderr" = "spank-nccl: no /nonexistent/nccl-warmup on $(uname -n) (spank-nccl-warmup not installed): job not checked" ] ||
+		sn_fail "log: $stderr"
+	# A job without GPUs on a node with a broken file: it runs.
+	rm -f "$MARKER"
+	echo "if" >"$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+}
+
+@test "prolog: a job without GPUs: one log line, exit 0" {
+	write_conf check
+	run --separate-stderr env -i SLURM_JOB_ID=0 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)"
+	sn_assert_status 0
+	[ "$stderr" = "spank-nccl: job has no GPUs on $(uname -n): not checked" ] ||
+		sn_fail "log: $stderr"
 }
 
 # A helper for the Prolog run by hand below, set up in its configuration
@@ -265,14 +340,14 @@ run_prolog() {
 		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)"
 }
 
-@test "prolog: TIMEOUT is held to the helper's own limit (nccl-warmup --limits)" {
+@test "prolog: TIMEOUT is held to the helper's own limit (nccl-warmup --limits; the job unchecked)" {
 	write_conf check
 	# The real helper takes 20 s; this one says 15 s is its longest.
 	limits_helper "TIMEOUT_MAX_S=15 TIMEOUT_DEFAULT_S=10 SLACK_MS=300 KILL_GRACE_MS=300" real
 	run_prolog
-	sn_assert_status 1
-	[[ $stderr == *"TIMEOUT=20 in $(prolog_conf): expected 1 to 15 seconds"* ]] ||
-		sn_fail "TIMEOUT=20 not refused with the helper's limit"
+	sn_assert_status 0
+	[[ $stderr == *"$(prolog_conf):3: TIMEOUT=20: expected 1 to 15 seconds; job not checked"* ]] ||
+		sn_fail "TIMEOUT=20 not refused with the helper's limit: $stderr"
 	[ ! -e "$SUPERVISION" ] || sn_fail "the check ran"
 	echo "TIMEOUT=15" >>"$(prolog_conf)"
 	run_prolog
@@ -300,13 +375,13 @@ run_prolog() {
 		sn_fail "no timeout message"
 }
 
-@test "prolog: a helper without --limits is refused, naming HELPER=" {
+@test "prolog: a helper without --limits is refused (the job unchecked), naming HELPER=" {
 	write_conf check
 	limits_helper fail real
 	run_prolog
-	sn_assert_status 1
-	[[ $stderr == *"--limits failed: HELPER= in $(prolog_conf) must be the nccl-warmup of this spank-nccl"* ]] ||
-		sn_fail "no message naming --limits"
+	sn_assert_status 0
+	[[ $stderr == *"nccl-warmup --limits failed; HELPER= must be the nccl-warmup of this spank-nccl; job not checked"* ]] ||
+		sn_fail "no message naming --limits: $stderr"
 	[ ! -e "$SUPERVISION" ] || sn_fail "the check ran"
 }
 
