@@ -440,3 +440,28 @@ time_sruns() {
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
 	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 }
+
+# sinfo -R is everyone's: a GPU held by another user's process drains the
+# node with the MiB held, never that user's name or pid, which go to the
+# logs (the Prolog's stderr, slurmd's log and syslog) only.
+@test "prolog: a busy GPU's Reason names no other user or pid; its log does" {
+	local holder reason
+	setpriv --reuid "$(id -u "$SN_USER")" --regid "$(id -g "$SN_USER")" \
+		--clear-groups sleep 600 &
+	holder=$!
+	write_conf check "FAKE_NVML_PROCS=0:$holder:70000"
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_failed
+	wait_drained || { kill "$holder"; sn_fail "node not drained: $(node_state)"; }
+	reason=$(sinfo -h -R -n n1 -o %E)
+	echo "# sinfo -R: $reason" >&3
+	[[ $reason == "spank-nccl: "*"GPU 0 busy: held by another process: 70000 MiB (above health_busy_mib="* ]] ||
+		{ kill "$holder"; sn_fail "Reason: $reason"; }
+	[[ $reason != *"$holder"* && $reason != *"$SN_USER"* ]] ||
+		{ kill "$holder"; sn_fail "Reason names the holder: $reason"; }
+	run_prolog
+	kill "$holder"
+	sn_assert_status 1
+	[[ $stderr == *"held by another process: pid $holder ($SN_USER) 70000 MiB"* ]] ||
+		sn_fail "the log lacks the holder: $stderr"
+}
