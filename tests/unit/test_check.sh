@@ -52,8 +52,8 @@ if [ "$root" = yes ]; then
 	# A good configuration: one OK line.
 	line="required spank_nccl.so profiles=$good default_profiles=quiet-logs"
 	out=$(printf '%s\n' "$line" | "$check" --plugstack - --prolog "$prolog" \
-		--prolog-conf "$dir/prolog.conf" 2>/dev/null)
-	[ $? -eq 0 ] || bad "good configuration: not status 0"
+		--prolog-conf "$dir/prolog.conf" 2>/dev/null) ||
+		bad "good configuration: not status 0"
 	case $out in
 	"spank-nccl: check OK: <stdin>:1, 2 arguments; $good: $n_profiles profiles, $n_rules rules; nccl-warmup-prolog: OK: $dir/prolog.conf"*) ;;
 	*) bad "good configuration: $out" ;;
