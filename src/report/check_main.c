@@ -16,6 +16,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,9 +175,29 @@ static void scan_file(struct check *c, const char *path, int depth)
 		fclose(f);
 }
 
+/*
+ * A problem of the profile file: "PATH:LINE: ..." as the parser says it;
+ * one of the whole file ("PATH: cannot open ...") at the profiles=
+ * argument that names it, or at line 0 of a file given by --profiles.
+ */
+static void profile_problem(struct check *c, const char *path, bool given,
+			    const char *msg)
+{
+	size_t n = strlen(path);
+	bool whole = strncmp(msg, path, n) == 0 && msg[n] == ':' &&
+		     msg[n + 1] == ' ';
+
+	if (!whole)
+		problem(c, "%s", msg);
+	else if (given || !c->line_no)
+		problem(c, "%s:0:%s", path, msg + n + 1);
+	else
+		problem(c, "%s:%u: profiles=%s", c->line_file, c->line_no, msg);
+}
+
 /* The profile file, and default_profiles= resolved against it. */
-static void check_profiles(struct check *c, const char *path, char *summary,
-			   size_t len)
+static void check_profiles(struct check *c, const char *path, bool given,
+			   char *summary, size_t len)
 {
 	struct sn_profile_request none = { 0 };
 	struct sn_profile_set set = { 0 };
@@ -184,7 +205,7 @@ static void check_profiles(struct check *c, const char *path, char *summary,
 	struct sn_error err;
 
 	if (sn_profile_set_load(&set, path, &err) < 0) {
-		problem(c, "%s", err.msg);
+		profile_problem(c, path, given, err.msg);
 		return;
 	}
 	if (sn_resolve(&set, &c->cfg.default_profiles, &none, &plan, &err) < 0)
@@ -278,7 +299,7 @@ int main(int argc, char **argv)
 		problem(&c, "%s:0: no %s line, here or in its includes; add \"required %s\" (see spank-nccl(8))",
 			plugstack, PLUGIN_NAME, PLUGIN_NAME);
 	check_profiles(&c, profiles ? profiles : c.cfg.profiles_path,
-		       prof_summary, sizeof(prof_summary));
+		       profiles != NULL, prof_summary, sizeof(prof_summary));
 	check_prolog(&c, prolog, prolog_conf, prolog_summary, sizeof(prolog_summary));
 	if (c.problems) {
 		fprintf(stderr, "spank-nccl: check: %u problem%s\n", c.problems,

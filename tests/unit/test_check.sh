@@ -113,6 +113,17 @@ case $out in
 *) bad "a key twice: $out" ;;
 esac
 
+# A profile file that is not there: at the profiles= argument naming it,
+# or at line 0 of the file given with --profiles.
+line="required spank_nccl.so profiles=$dir/none.conf"
+out=$(printf '%s\n' "$line" | "$check" --plugstack - --prolog "$prolog" 2>/dev/null)
+[ "$out" = "<stdin>:1: profiles=$dir/none.conf: cannot open profile file: No such file or directory (set profiles= in plugstack.conf)" ] ||
+	bad "no profile file: $out"
+out=$(printf '%s\n' "$line" | "$check" --plugstack - --prolog "$prolog" \
+	--profiles "$dir/none2.conf" 2>/dev/null)
+[ "$out" = "$dir/none2.conf:0: cannot open profile file: No such file or directory (set profiles= in plugstack.conf)" ] ||
+	bad "no --profiles file: $out"
+
 # plugstack.conf with an include: the plugin loaded twice.
 mkdir "$dir/d"
 echo "required spank_nccl.so profiles=$good" >"$dir/d/spank-nccl.conf"
