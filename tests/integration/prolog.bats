@@ -389,34 +389,47 @@ median_ms() {
 	sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
 
-# Milliseconds of N runs of "srun -n1 --gres=gpu:2 true", one per line.
-time_sruns() {
-	local n=$1 i t0 t1
-	for ((i = 0; i < n; i++)); do
-		t0=$(date +%s%N)
-		sn_srun -n1 --gres=gpu:2 true >/dev/null 2>&1 || return 1
-		t1=$(date +%s%N)
-		echo $(((t1 - t0) / 1000000))
-	done
+# Milliseconds of one "srun -n1 --gres=gpu:2 true".
+time_srun() {
+	local t0 t1
+	t0=$(date +%s%N)
+	sn_srun -n1 --gres=gpu:2 true >/dev/null 2>&1 || return 1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
 }
 
+# Milliseconds of the Prolog as slurmd runs it, by hand.
+time_check() {
+	local t0 t1
+	t0=$(date +%s%N)
+	env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)" ||
+		return 1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# The three are measured in turn, round after round, so that a change in
+# the machine's load (other jobs on a shared CI machine) weighs on each
+# alike instead of on whichever ran during it.
 @test "prolog: a passing check costs the job only the check itself" {
-	local n=11 i base with check t0 t1 delta
+	local n=11 i base with check delta
 	write_conf check
-	# The check's own cost: the script as slurmd runs it, by hand.
-	check=$(for ((i = 0; i < n; i++)); do
-		t0=$(date +%s%N)
-		env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
-			NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
-			"$(prolog_script)" || exit 1
-		t1=$(date +%s%N)
-		echo $(((t1 - t0) / 1000000))
-	done | median_ms) || sn_fail "the check failed when run by hand"
+	rm -f "$SN_CLUSTER_DIR"/tmp/{check,base,with}.ms
 	touch "$(prolog_off)"
-	time_sruns 2 >/dev/null
-	base=$(time_sruns "$n" | median_ms) || sn_fail "srun failed"
-	rm -f "$(prolog_off)"
-	with=$(time_sruns "$n" | median_ms) || sn_fail "srun failed"
+	time_srun >/dev/null || sn_fail "srun failed"
+	for ((i = 0; i < n; i++)); do
+		time_check >>"$SN_CLUSTER_DIR/tmp/check.ms" ||
+			sn_fail "the check failed when run by hand"
+		touch "$(prolog_off)"
+		time_srun >>"$SN_CLUSTER_DIR/tmp/base.ms" || sn_fail "srun failed"
+		rm -f "$(prolog_off)"
+		time_srun >>"$SN_CLUSTER_DIR/tmp/with.ms" || sn_fail "srun failed"
+	done
+	check=$(median_ms <"$SN_CLUSTER_DIR/tmp/check.ms")
+	base=$(median_ms <"$SN_CLUSTER_DIR/tmp/base.ms")
+	with=$(median_ms <"$SN_CLUSTER_DIR/tmp/with.ms")
+	rm -f "$SN_CLUSTER_DIR"/tmp/{check,base,with}.ms
 	delta=$((with - base))
 	echo "# srun -n1 --gres=gpu:2 true, median of $n: without check ${base} ms, with check ${with} ms, delta ${delta} ms; the check alone ${check} ms" >&3
 	# Nothing beyond the check: the delta stays within the check's own time
