@@ -23,7 +23,7 @@ static void site_error(struct sn_error *err, const char *what)
 {
 	struct sn_error cause = *err;
 
-	sn_error_set(err, "%s%s; tell your administrator", what, cause.msg);
+	sn_error_set(err, "%s%s; tell your admins", what, cause.msg);
 }
 
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err)
@@ -31,7 +31,7 @@ int sn_profiles_load(struct sn_plugin *p, struct sn_error *err)
 	if (p->profiles_loaded)
 		return 0;
 	if (sn_profile_set_load(&p->profiles, p->cfg.profiles_path, err) < 0) {
-		site_error(err, "the site's profile file is broken: ");
+		site_error(err, "broken site file ");
 		return -1;
 	}
 	p->profiles_loaded = true;

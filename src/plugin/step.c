@@ -53,7 +53,7 @@ int sn_step_post_opt(struct sn_plugin *p, spank_t sp)
 	rc = sn_plan_prepare(p, &err);
 	/* srun, sbatch or salloc told the user already (submit.c). */
 	if (rc > 0)
-		sn_log_info("running without the site's default profiles: %s",
+		sn_log_info("site default profiles not applied: %s",
 			    err.msg);
 	else if (rc < 0)
 		sn_error_set(&p->step_error, "%s", err.msg);

@@ -80,7 +80,7 @@ int sn_submit_check_profiles(struct sn_plugin *p, const char *source)
 		return 0;
 	rc = sn_plan_prepare(p, &err);
 	if (rc > 0) {
-		sn_log_user("warning: running without the site's default profiles: %s",
+		sn_log_user("warning: site default profiles not applied: %s",
 			     err.msg);
 		return 0;
 	}

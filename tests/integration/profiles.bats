@@ -310,13 +310,13 @@ S
 	sed "${n}s/^set /sett /" "$(sn_profiles_path)" >"$bad"
 	chmod 0644 "$bad"
 	sn_plugstack_set "profiles=$bad" default_profiles=nccl-cumem-off
-	warn="spank-nccl: warning: running without the site's default profiles: the site's profile file is broken: $bad:$n: unknown directive \"sett\""
+	warn="spank-nccl: warning: site default profiles not applied: broken site file $bad:$n: unknown directive \"sett\""
 	run --separate-stderr sn_srun -n2 env
 	sn_assert_status 0
 	sn_assert_env_absent NCCL_CUMEM_ENABLE
-	[[ $stderr == "$warn"*"; tell your administrator" ]] ||
+	[[ $stderr == "$warn"*"; tell your admins" ]] ||
 		sn_fail "warning: $stderr"
-	[ "$(sn_count_msgs 'running without' "$stderr")" -eq 1 ] ||
+	[ "$(sn_count_msgs 'site default profiles not applied' "$stderr")" -eq 1 ] ||
 		sn_fail "not one warning: $stderr"
 	# sbatch: warned at submission, the job runs.
 	out=$(sn_sbatch --parsable -o "$SN_CLUSTER_DIR/tmp/typo-%j.out" \
@@ -329,7 +329,7 @@ S
 		sn_fail "job $id: $(sn_job_exit_code "$id")"
 	run --separate-stderr sn_srun --nccl-profile=nccl-cumem-off true
 	[ "$status" -ne 0 ] || sn_fail "srun ran an explicit profile from a broken file"
-	[[ $stderr == *"spank-nccl: --nccl-profile: the site's profile file is broken: $bad:$n: unknown directive \"sett\""*"; tell your administrator"* ]] ||
+	[[ $stderr == *"spank-nccl: --nccl-profile: broken site file $bad:$n: unknown directive \"sett\""*"; tell your admins"* ]] ||
 		sn_fail "error: $stderr"
 }
 
