@@ -18,16 +18,31 @@ bool sn_plan_needed(const struct sn_plugin *p)
 	return p->profile_req.count > 0 || p->cfg.default_profiles.count > 0;
 }
 
+/* ERR names the site's file: the user can only tell its admins. */
+static void site_error(struct sn_error *err, const char *what)
+{
+	struct sn_error cause = *err;
+
+	sn_error_set(err, "%s%s; tell your admins", what, cause.msg);
+}
+
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err)
 {
 	if (p->profiles_loaded)
 		return 0;
-	if (sn_profile_set_load(&p->profiles, p->cfg.profiles_path, err) < 0)
+	if (sn_profile_set_load(&p->profiles, p->cfg.profiles_path, err) < 0) {
+		site_error(err, "broken site file ");
 		return -1;
+	}
 	p->profiles_loaded = true;
 	return 0;
 }
 
+/*
+ * A step that asked for no profile must not be stopped by the site's
+ * broken profile file or default_profiles=: it gets 1, ERR saying why,
+ * and runs without the defaults.  A profile the user asked for is -1.
+ */
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err)
 {
 	if (p->have_plan) {
@@ -35,10 +50,14 @@ int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err)
 		p->have_plan = false;
 	}
 	if (sn_profiles_load(p, err) < 0)
-		return -1;
+		return p->profile_req.count == 0 ? 1 : -1;
 	if (sn_resolve(&p->profiles, &p->cfg.default_profiles,
-		       &p->profile_req, &p->plan, err) < 0)
-		return -1;
+		       &p->profile_req, &p->plan, err) < 0) {
+		if (p->profile_req.count > 0)
+			return -1;
+		site_error(err, "");
+		return 1;
+	}
 	p->have_plan = true;
 	return 0;
 }

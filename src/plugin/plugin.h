@@ -150,7 +150,11 @@ struct sn_warmup_facts {
 int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 		   const struct sn_warmup_facts *f);
 
-/* plan.c: load the profile file (once) and resolve the request. */
+/*
+ * plan.c: load the profile file (once) and resolve the request;
+ * sn_plan_prepare() is 1 when a request of site defaults alone cannot be
+ * met (the step runs without them, ERR says why).
+ */
 int sn_profiles_load(struct sn_plugin *p, struct sn_error *err);
 int sn_plan_prepare(struct sn_plugin *p, struct sn_error *err);
 bool sn_plan_needed(const struct sn_plugin *p);

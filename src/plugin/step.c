@@ -42,6 +42,7 @@ static void read_env_form(spank_t sp, const char *name, bool given,
 int sn_step_post_opt(struct sn_plugin *p, spank_t sp)
 {
 	struct sn_error err;
+	int rc;
 
 	if (!p->config_ok)
 		return 0;
@@ -49,7 +50,12 @@ int sn_step_post_opt(struct sn_plugin *p, spank_t sp)
 	read_env_form(sp, SN_ENV_WARMUP, p->warmup_req.given, p, false);
 	if (p->step_error.msg[0] || !sn_plan_needed(p))
 		return 0;
-	if (sn_plan_prepare(p, &err) < 0)
+	rc = sn_plan_prepare(p, &err);
+	/* srun, sbatch or salloc told the user already (submit.c). */
+	if (rc > 0)
+		sn_log_info("site default profiles not applied: %s",
+			    err.msg);
+	else if (rc < 0)
 		sn_error_set(&p->step_error, "%s", err.msg);
 	return 0;
 }

@@ -66,6 +66,7 @@ out:
 int sn_submit_check_profiles(struct sn_plugin *p, const char *source)
 {
 	struct sn_error err;
+	int rc;
 
 	if (p->profile_req.list) {
 		if (sn_profiles_load(p, &err) < 0) {
@@ -77,7 +78,13 @@ int sn_submit_check_profiles(struct sn_plugin *p, const char *source)
 	}
 	if (!sn_plan_needed(p))
 		return 0;
-	if (sn_plan_prepare(p, &err) < 0) {
+	rc = sn_plan_prepare(p, &err);
+	if (rc > 0) {
+		sn_log_user("warning: site default profiles not applied: %s",
+			     err.msg);
+		return 0;
+	}
+	if (rc < 0) {
 		sn_log_error("%s: %s", source, err.msg);
 		return -1;
 	}

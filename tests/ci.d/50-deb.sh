@@ -124,6 +124,7 @@ whas() { grep -qxF "$1" <<<"$wcontents" || { echo "$1 not in $wpkg"; return 1; }
 check "$pkg: plugin in Slurm's plugin directory: $plugin" has "$plugin"
 check "$pkg: profile file /etc/slurm/nccl-profiles.conf" has /etc/slurm/nccl-profiles.conf
 check "$pkg: fleet report: /usr/bin/spank-nccl-report" has /usr/bin/spank-nccl-report
+check "$pkg: configuration check: /usr/bin/spank-nccl-check" has /usr/bin/spank-nccl-check
 check "$pkg: logrotate snippet" has /usr/share/spank-nccl/spank-nccl.logrotate
 check "$pkg: the record's JSON Schema" has /usr/share/spank-nccl/record.schema.json
 check "$pkg: the Prometheus alert rules" has /usr/share/spank-nccl/spank-nccl-alerts.yml
@@ -143,7 +144,7 @@ conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
 check "/etc/slurm/nccl-profiles.conf is a conffile" \
 	grep -qxF /etc/slurm/nccl-profiles.conf <<<"$conffiles"
 for m in man5/nccl-profiles.conf.5.gz man8/spank-nccl.8.gz \
-	 man8/spank-nccl-report.8.gz; do
+	 man8/spank-nccl-report.8.gz man8/spank-nccl-check.8.gz; do
 	check "$pkg: man page /usr/share/man/$m" has "/usr/share/man/$m"
 done
 for m in man1/nccl-warmup.1.gz man8/nccl-warmup-prolog.8.gz; do
@@ -314,6 +315,10 @@ else
 fi
 check "installed plugin loads in srun's process (dlopen)" \
 	test -f "$plugin"
+# The admin's check after a change, on what the packages installed: the
+# snippet's line, /etc/slurm/nccl-profiles.conf, the Prolog's defaults.
+check "spank-nccl-check: the package's line, profile file and Prolog are OK" \
+	sh -c "spank-nccl-check --plugstack $snippet | grep -q '^spank-nccl: check OK: $snippet:'"
 
 export SN_INSTALLED=1 SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
 export SN_CLUSTER_DIR=${SN_CLUSTER_DIR:-/tmp/spank-nccl-cluster}-deb

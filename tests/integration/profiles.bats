@@ -299,6 +299,40 @@ S
 	sn_assert_no_new_jobs "$before"
 }
 
+# A typo in the site's file must not stop every step: with
+# default_profiles= set, a step that asked for no profile runs without
+# them, and its user is told once whose file is broken and who to tell;
+# one that asked for a profile is refused, told the same.
+@test "broken site profile file with default_profiles: steps that asked for none run, warned once; an explicit profile is refused" {
+	local bad="$SN_CLUSTER_DIR/etc/typo-profiles.conf" out id warn n
+	# The shipped file with its first "set" mistyped "sett".
+	n=$(grep -n -m1 '^set ' "$(sn_profiles_path)" | cut -d: -f1)
+	sed "${n}s/^set /sett /" "$(sn_profiles_path)" >"$bad"
+	chmod 0644 "$bad"
+	sn_plugstack_set "profiles=$bad" default_profiles=nccl-cumem-off
+	warn="spank-nccl: warning: site default profiles not applied: broken site file $bad:$n: unknown directive \"sett\""
+	run --separate-stderr sn_srun -n2 env
+	sn_assert_status 0
+	sn_assert_env_absent NCCL_CUMEM_ENABLE
+	[[ $stderr == "$warn"*"; tell your admins" ]] ||
+		sn_fail "warning: $stderr"
+	[ "$(sn_count_msgs 'site default profiles not applied' "$stderr")" -eq 1 ] ||
+		sn_fail "not one warning: $stderr"
+	# sbatch: warned at submission, the job runs.
+	out=$(sn_sbatch --parsable -o "$SN_CLUSTER_DIR/tmp/typo-%j.out" \
+		--wrap "env" 2>&1) || sn_fail "sbatch failed: $out"
+	[[ $out == "$warn"* ]] || sn_fail "sbatch: $out"
+	id=${out##*$'\n'}
+	id=${id%%;*}
+	sn_wait_job "$id" || sn_fail "job $id did not end"
+	[ "$(sn_job_exit_code "$id")" = 0:0 ] ||
+		sn_fail "job $id: $(sn_job_exit_code "$id")"
+	run --separate-stderr sn_srun --nccl-profile=nccl-cumem-off true
+	[ "$status" -ne 0 ] || sn_fail "srun ran an explicit profile from a broken file"
+	[[ $stderr == *"spank-nccl: --nccl-profile: broken site file $bad:$n: unknown directive \"sett\""*"; tell your admins"* ]] ||
+		sn_fail "error: $stderr"
+}
+
 @test "missing profile file: refused, naming the file" {
 	local before
 	sn_plugstack_set "profiles=$SN_CLUSTER_DIR/etc/does-not-exist.conf"

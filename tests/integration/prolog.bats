@@ -4,7 +4,9 @@
 # Prolog mode: nccl-warmup-prolog as slurm.conf's Prolog= on a one-node
 # cluster with four fake GPUs.  A failing check drains the node with a
 # Reason naming spank-nccl and the failure and requeues the job; a passing
-# check costs the job only the check; jobs without GPUs are not checked.
+# check costs the job only the check; jobs without GPUs, and
+# nodes without the helper, are not checked; a mistake in its settings
+# fails no job (it is logged, and listed by --check).
 #
 # slurm.conf points Prolog= at a small wrapper in the cluster directory
 # (slurmd gives a Prolog no way to pass arguments): it runs the script
@@ -18,6 +20,8 @@ load common
 prolog_wrapper() { echo "$SN_CLUSTER_DIR/etc/prolog"; }
 prolog_conf() { echo "$SN_CLUSTER_DIR/etc/nccl-warmup-prolog.conf"; }
 prolog_off() { echo "$SN_CLUSTER_DIR/etc/prolog.off"; }
+# A file naming another Prolog script to run instead (one test's).
+prolog_alt() { echo "$SN_CLUSTER_DIR/etc/prolog.alt"; }
 
 prolog_script() {
 	if [ "$SN_INSTALLED" = 1 ]; then
@@ -37,7 +41,9 @@ setup_file() {
 	cat >"$(prolog_wrapper)" <<W
 #!/bin/sh
 [ -e '$(prolog_off)' ] && exit 0
-NCCL_WARMUP_PROLOG_CONF='$(prolog_conf)' exec '$(prolog_script)'
+script='$(prolog_script)'
+[ -s '$(prolog_alt)' ] && script=\$(cat '$(prolog_alt)')
+NCCL_WARMUP_PROLOG_CONF='$(prolog_conf)' exec "\$script"
 W
 	chmod 0755 "$(prolog_wrapper)"
 }
@@ -49,7 +55,7 @@ setup() {
 	sn_require_warmup
 	sn_require_file "$(prolog_script)" "nccl-warmup-prolog not built" ||
 		return 1
-	rm -f "$(prolog_off)"
+	rm -f "$(prolog_off)" "$(prolog_alt)"
 	SN_FAKE_LOG="$SN_CLUSTER_DIR/tmp/fake-cuda-$BATS_TEST_NUMBER.log"
 	rm -f "$SN_FAKE_LOG"
 	MARKER="$SN_CLUSTER_DIR/tmp/ran-$BATS_TEST_NUMBER"
@@ -57,18 +63,29 @@ setup() {
 }
 
 # A failed test must not leave the node drained or a job held for the next.
+# The order matters: a batch job whose Prolog failed is requeued, and a
+# requeued job still in the queue when the node is resumed is scheduled
+# on it again (n1 "mixed", its Prolog failing anew).  So every job is
+# cancelled and gone from the queue (pending, running and completing
+# alike) before the node is resumed, and a job found on the node while
+# resuming is cancelled again.
 teardown() {
-	local ids
-	ids=$(sn_timeout squeue -h -o %i 2>/dev/null)
-	if [ -n "$ids" ]; then
-		# shellcheck disable=SC2086
-		sn_timeout scancel $ids 2>/dev/null
-		for id in $ids; do sn_wait_job "$id"; done
-	fi
+	sn__wait_for 600 no_jobs_left ||
+		sn_fail "teardown: jobs still queued: $(squeue -h -o '%i %T %r')"
 	# Resume until idle: on a slow machine a late prolog-failure report
 	# from slurmd can drain the node again after a first resume.
 	sn__wait_for 600 resume_until_idle ||
-		sn_fail "teardown: node n1 $(node_state): $(node_reason)"
+		sn_fail "teardown: node n1 $(node_state): $(node_reason); queue: $(squeue -h -o '%i %T %r')"
+}
+
+# Cancels every job in the queue; true once none is left.
+no_jobs_left() {
+	local ids
+	ids=$(sn_timeout squeue -h -o %i) || return 1
+	[ -z "$ids" ] && return 0
+	# shellcheck disable=SC2086 # one id a word
+	sn_timeout scancel $ids
+	return 1
 }
 
 resume_until_idle() {
@@ -78,6 +95,7 @@ resume_until_idle() {
 	case $state in
 	*drain* | *down* | *fail*)
 		sn_timeout scontrol update nodename=n1 state=resume ;;
+	*) no_jobs_left ;;
 	esac
 	return 1
 }
@@ -180,39 +198,108 @@ wait_drained() {
 	[[ $reason == *NCCL* || $reason == *nccl* ]] || sn_fail "Reason: $reason"
 }
 
-@test "prolog: a bad setting drains with a Reason naming it" {
-	local reason
+# A mistake in the settings is on every node at once: failing jobs for it
+# would drain the partition node by node.  The job runs unchecked, the
+# Prolog logs FILE:LINE and the fix, and --check lists the problem.
+@test "prolog: a bad setting fails no job and drains no node; the log and --check name FILE:LINE" {
 	write_conf check
 	echo "MODE=fast" >>"$(prolog_conf)"
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
-	sn_assert_failed
-	wait_drained || sn_fail "node not drained: $(node_state)"
-	reason=$(node_reason)
-	[[ $reason == "spank-nccl: "*"MODE=fast"* ]] || sn_fail "Reason: $reason"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "the check ran"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	run_prolog
+	sn_assert_status 0
+	[[ $stderr == "spank-nccl: $(prolog_conf):6: MODE=fast: expected check, comm or bandwidth; job not checked (fix it, then: nccl-warmup-prolog --check)" ]] ||
+		sn_fail "log: $stderr"
+	run --separate-stderr env NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+		"$(prolog_script)" --check
+	sn_assert_status 1
+	[ "$output" = "$(prolog_conf):6: MODE=fast: expected check, comm or bandwidth" ] ||
+		sn_fail "--check: $output"
 }
 
 @test "prolog: MODE=fabric is refused, pointing at the plugin's fabric mode" {
-	local reason
 	write_conf check
 	echo "MODE=fabric" >>"$(prolog_conf)"
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
-	sn_assert_failed
-	wait_drained || sn_fail "node not drained: $(node_state)"
-	reason=$(node_reason)
-	[[ $reason == "spank-nccl: nccl-warmup-prolog: MODE=fabric in "*": the fabric warmup needs a job step's nodes"* ]] ||
-		sn_fail "Reason: $reason"
+	run_prolog
+	sn_assert_status 0
+	[[ $stderr == "spank-nccl: $(prolog_conf):6: MODE=fabric: the fabric warmup needs a job step's nodes"* ]] ||
+		sn_fail "log: $stderr"
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "the check ran"
 }
 
-@test "prolog: a group-writable configuration is refused" {
-	local reason
+@test "prolog: a group-writable configuration is not sourced" {
 	write_conf check
+	echo "touch $MARKER" >>"$(prolog_conf)"
 	chmod 0664 "$(prolog_conf)"
-	run --separate-stderr sn_srun -n1 --gres=gpu:1 true
-	sn_assert_failed
-	wait_drained || sn_fail "node not drained: $(node_state)"
-	reason=$(node_reason)
-	[[ $reason == "spank-nccl: "*"not writable by group"* ]] ||
-		sn_fail "Reason: $reason"
+	run_prolog
+	sn_assert_status 0
+	[[ $stderr == "spank-nccl: $(prolog_conf):1: not sourced: it must be owned by root and not writable by group or others; chown root "*"; chmod go-w "* ]] ||
+		sn_fail "log: $stderr"
+	[ ! -e "$MARKER" ] || sn_fail "the file was sourced"
+}
+
+@test "prolog: --help prints its usage; several problems, each FILE:LINE with --check" {
+	run --separate-stderr "$(prolog_script)" --help
+	sn_assert_status 0
+	[[ $output == "usage: nccl-warmup-prolog [--check | --help]"* ]] ||
+		sn_fail "--help: $output"
+	run --separate-stderr "$(prolog_script)" --bogus
+	[ "$status" -eq 2 ] || sn_fail "--bogus: status $status"
+	write_conf check
+	printf 'GPUS=some\nDRAIN=maybe\nTIMEOUT=ten\n' >>"$(prolog_conf)"
+	run --separate-stderr env NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+		"$(prolog_script)" --check
+	sn_assert_status 1
+	[ "$output" = "$(prolog_conf):6: GPUS=some: expected job or all
+$(prolog_conf):7: DRAIN=maybe: expected yes or no
+$(prolog_conf):8: TIMEOUT=ten: expected whole seconds" ] || sn_fail "--check: $output"
+	write_conf comm
+	run --separate-stderr env NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
+		"$(prolog_script)" --check
+	sn_assert_status 0
+	[ "$output" = "spank-nccl: nccl-warmup-prolog: OK: $(prolog_conf): MODE=comm TIMEOUT=20 GPUS=job DRAIN=yes" ] ||
+		sn_fail "--check: $output"
+}
+
+# A node without spank-nccl-warmup (no GPUs there): the Prolog finds no
+# helper at its default path, and HELPER= is not set.  The Prolog under
+# test is a copy whose default is a path that does not exist, so that
+# this holds for the installed package too.
+@test "prolog: no helper installed: jobs run unchecked, with one log line; a broken setting fails no GPU-less job" {
+	local alt="$SN_CLUSTER_DIR/tmp/prolog-no-helper"
+	sed 's|^HELPER=.*|HELPER=/nonexistent/nccl-warmup|' "$(prolog_script)" >"$alt"
+	chmod 0755 "$alt"
+	echo "$alt" >"$(prolog_alt)"
+	echo "MODE=check" >"$(prolog_conf)"
+	chmod 0644 "$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	run --separate-stderr env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$alt"
+	sn_assert_status 0
+	[ "$stderr" = "spank-nccl: no /nonexistent/nccl-warmup on $(uname -n) (spank-nccl-warmup not installed): job not checked" ] ||
+		sn_fail "log: $stderr"
+	# A job without GPUs on a node with a broken file: it runs.
+	rm -f "$MARKER"
+	echo "if" >"$(prolog_conf)"
+	run --separate-stderr sn_srun -n1 touch "$MARKER"
+	sn_assert_status 0
+	[ -e "$MARKER" ] || sn_fail "the job did not run"
+	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+}
+
+@test "prolog: a job without GPUs: one log line, exit 0" {
+	write_conf check
+	run --separate-stderr env -i SLURM_JOB_ID=0 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)"
+	sn_assert_status 0
+	[ "$stderr" = "spank-nccl: job has no GPUs on $(uname -n): not checked" ] ||
+		sn_fail "log: $stderr"
 }
 
 # A helper for the Prolog run by hand below, set up in its configuration
@@ -253,14 +340,14 @@ run_prolog() {
 		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)"
 }
 
-@test "prolog: TIMEOUT is held to the helper's own limit (nccl-warmup --limits)" {
+@test "prolog: TIMEOUT is held to the helper's own limit (nccl-warmup --limits; the job unchecked)" {
 	write_conf check
 	# The real helper takes 20 s; this one says 15 s is its longest.
 	limits_helper "TIMEOUT_MAX_S=15 TIMEOUT_DEFAULT_S=10 SLACK_MS=300 KILL_GRACE_MS=300" real
 	run_prolog
-	sn_assert_status 1
-	[[ $stderr == *"TIMEOUT=20 in $(prolog_conf): expected 1 to 15 seconds"* ]] ||
-		sn_fail "TIMEOUT=20 not refused with the helper's limit"
+	sn_assert_status 0
+	[[ $stderr == *"$(prolog_conf):3: TIMEOUT=20: expected 1 to 15 seconds; job not checked"* ]] ||
+		sn_fail "TIMEOUT=20 not refused with the helper's limit: $stderr"
 	[ ! -e "$SUPERVISION" ] || sn_fail "the check ran"
 	echo "TIMEOUT=15" >>"$(prolog_conf)"
 	run_prolog
@@ -288,13 +375,13 @@ run_prolog() {
 		sn_fail "no timeout message"
 }
 
-@test "prolog: a helper without --limits is refused, naming HELPER=" {
+@test "prolog: a helper without --limits is refused (the job unchecked), naming HELPER=" {
 	write_conf check
 	limits_helper fail real
 	run_prolog
-	sn_assert_status 1
-	[[ $stderr == *"--limits failed: HELPER= in $(prolog_conf) must be the nccl-warmup of this spank-nccl"* ]] ||
-		sn_fail "no message naming --limits"
+	sn_assert_status 0
+	[[ $stderr == *"nccl-warmup --limits failed; HELPER= must be the nccl-warmup of this spank-nccl; job not checked"* ]] ||
+		sn_fail "no message naming --limits: $stderr"
 	[ ! -e "$SUPERVISION" ] || sn_fail "the check ran"
 }
 
@@ -302,34 +389,47 @@ median_ms() {
 	sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
 
-# Milliseconds of N runs of "srun -n1 --gres=gpu:2 true", one per line.
-time_sruns() {
-	local n=$1 i t0 t1
-	for ((i = 0; i < n; i++)); do
-		t0=$(date +%s%N)
-		sn_srun -n1 --gres=gpu:2 true >/dev/null 2>&1 || return 1
-		t1=$(date +%s%N)
-		echo $(((t1 - t0) / 1000000))
-	done
+# Milliseconds of one "srun -n1 --gres=gpu:2 true".
+time_srun() {
+	local t0 t1
+	t0=$(date +%s%N)
+	sn_srun -n1 --gres=gpu:2 true >/dev/null 2>&1 || return 1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
 }
 
+# Milliseconds of the Prolog as slurmd runs it, by hand.
+time_check() {
+	local t0 t1
+	t0=$(date +%s%N)
+	env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
+		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$(prolog_script)" ||
+		return 1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# The three are measured in turn, round after round, so that a change in
+# the machine's load (other jobs on a shared CI machine) weighs on each
+# alike instead of on whichever ran during it.
 @test "prolog: a passing check costs the job only the check itself" {
-	local n=11 i base with check t0 t1 delta
+	local n=11 i base with check delta
 	write_conf check
-	# The check's own cost: the script as slurmd runs it, by hand.
-	check=$(for ((i = 0; i < n; i++)); do
-		t0=$(date +%s%N)
-		env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
-			NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" \
-			"$(prolog_script)" || exit 1
-		t1=$(date +%s%N)
-		echo $(((t1 - t0) / 1000000))
-	done | median_ms) || sn_fail "the check failed when run by hand"
+	rm -f "$SN_CLUSTER_DIR"/tmp/{check,base,with}.ms
 	touch "$(prolog_off)"
-	time_sruns 2 >/dev/null
-	base=$(time_sruns "$n" | median_ms) || sn_fail "srun failed"
-	rm -f "$(prolog_off)"
-	with=$(time_sruns "$n" | median_ms) || sn_fail "srun failed"
+	time_srun >/dev/null || sn_fail "srun failed"
+	for ((i = 0; i < n; i++)); do
+		time_check >>"$SN_CLUSTER_DIR/tmp/check.ms" ||
+			sn_fail "the check failed when run by hand"
+		touch "$(prolog_off)"
+		time_srun >>"$SN_CLUSTER_DIR/tmp/base.ms" || sn_fail "srun failed"
+		rm -f "$(prolog_off)"
+		time_srun >>"$SN_CLUSTER_DIR/tmp/with.ms" || sn_fail "srun failed"
+	done
+	check=$(median_ms <"$SN_CLUSTER_DIR/tmp/check.ms")
+	base=$(median_ms <"$SN_CLUSTER_DIR/tmp/base.ms")
+	with=$(median_ms <"$SN_CLUSTER_DIR/tmp/with.ms")
+	rm -f "$SN_CLUSTER_DIR"/tmp/{check,base,with}.ms
 	delta=$((with - base))
 	echo "# srun -n1 --gres=gpu:2 true, median of $n: without check ${base} ms, with check ${with} ms, delta ${delta} ms; the check alone ${check} ms" >&3
 	# Nothing beyond the check: the delta stays within the check's own time
@@ -352,4 +452,29 @@ time_sruns() {
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
 	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+}
+
+# sinfo -R is everyone's: a GPU held by another user's process drains the
+# node with the MiB held, never that user's name or pid, which go to the
+# logs (the Prolog's stderr, slurmd's log and syslog) only.
+@test "prolog: a busy GPU's Reason names no other user or pid; its log does" {
+	local holder reason
+	setpriv --reuid "$(id -u "$SN_USER")" --regid "$(id -g "$SN_USER")" \
+		--clear-groups sleep 600 &
+	holder=$!
+	write_conf check "FAKE_NVML_PROCS=0:$holder:70000"
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
+	sn_assert_failed
+	wait_drained || { kill "$holder"; sn_fail "node not drained: $(node_state)"; }
+	reason=$(sinfo -h -R -n n1 -o %E)
+	echo "# sinfo -R: $reason" >&3
+	[[ $reason == "spank-nccl: "*"GPU 0 busy: held by another process: 70000 MiB (above health_busy_mib="* ]] ||
+		{ kill "$holder"; sn_fail "Reason: $reason"; }
+	[[ $reason != *"$holder"* && $reason != *"$SN_USER"* ]] ||
+		{ kill "$holder"; sn_fail "Reason names the holder: $reason"; }
+	run_prolog
+	kill "$holder"
+	sn_assert_status 1
+	[[ $stderr == *"held by another process: pid $holder ($SN_USER) 70000 MiB"* ]] ||
+		sn_fail "the log lacks the holder: $stderr"
 }
