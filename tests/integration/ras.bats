@@ -140,3 +140,23 @@ S
 	sn_assert_env_absent NCCL_RAS_ADDR
 	sn_assert_env_absent SPANK_NCCL_RAS_ADDR
 }
+
+# The address ras=step sets is no setting of the job's: a node's NCCL
+# failure stays the node's, and a failure lists only the job's NCCL_*.
+@test "ras=step: the address does not make a node's NCCL failure the job's" {
+	local rec=$SN_CLUSTER_DIR/tmp/ras-records-$BATS_TEST_NUMBER
+	sn_require_warmup
+	rm -rf "$rec"
+	mkdir -p "$rec"
+	sn_plugstack_set "record_file=$rec/%n.jsonl"
+	sn_fake_env nccl-init-fail
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup=comm env
+	sn_assert_failed
+	grep -q '"class":"nccl_error".*"fault":"node"\|"fault":"node".*"class":"nccl_error"' \
+		"$rec/n1.jsonl" || sn_fail "not the node's: $(cat "$rec/n1.jsonl")"
+	unset FAKE_NCCL_FAIL
+	export NCCL_ALGO=Tree
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup=comm true
+	sn_assert_failed
+	sn_assert_msg 'NCCL_\* in effect: NCCL_ALGO=Tree;'
+}
