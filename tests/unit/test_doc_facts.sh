@@ -139,5 +139,5 @@ for m in $metrics; do
 	esac
 done
 
-echo "$n man pages at $version; NHC: check_cmd_status -t $t; $(printf '%s\n' "$syms" | wc -l) driver entry points; alerts and dashboard: $(echo $metrics | wc -w) .prom metrics"
+echo "$n man pages at $version; NHC: check_cmd_status -t $t; $(printf '%s\n' "$syms" | wc -l) driver entry points; alerts and dashboard: $(printf '%s\n' "$metrics" | wc -l) .prom metrics"
 exit $fail
