@@ -114,6 +114,9 @@ int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 			   const struct sn_job_ids *ids);
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids);
+/* step_env.c: the step's NCCL RAS environment by ras= (ras.h); a
+ * failure is logged, never the step's. */
+void sn_step_ras(struct sn_plugin *p, spank_t sp, const struct sn_job_ids *ids);
 
 /*
  * step_reuse.c: one warmup per node, GPU set, NCCL and NCCL_* per job.

@@ -7,6 +7,7 @@
 
 #include "cmdline.h"
 #include "spank_wrap.h"
+#include "strutil.h"
 
 spank_context_t sn_spank_context(void)
 {
@@ -144,12 +145,13 @@ int sn_proc_set_egid(gid_t egid)
 	return setegid(egid);
 }
 
+/* Every line through sn_vformat_printable: one escaping path. */
 #define SN_LOG_BODY(fn)                                         \
 	do {                                                    \
 		char msg[2048];                                 \
 		va_list ap;                                     \
 		va_start(ap, fmt);                              \
-		vsnprintf(msg, sizeof(msg), fmt, ap);           \
+		sn_vformat_printable(msg, sizeof(msg), fmt, ap); \
 		va_end(ap);                                     \
 		fn("spank-nccl: %s", msg);                      \
 	} while (0)

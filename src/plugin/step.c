@@ -99,6 +99,9 @@ int sn_step_user_init(struct sn_plugin *p, spank_t sp)
 	if ((p->have_plan || p->profile_req.given) &&
 	    sn_step_apply_profiles(p, sp, &ids) < 0)
 		p->fail_tasks = true;
+	/* After the profiles (a site's own NCCL_RAS_ADDR wins), before the
+	 * warmup: its helper and the tasks get one address. */
+	sn_step_ras(p, sp, &ids);
 	if (p->fail_tasks || !p->warmup_req.given ||
 	    p->warmup_req.mode == SN_WARMUP_MODE_OFF)
 		return 0;

@@ -14,6 +14,7 @@
 
 #include "record.h"
 #include "report.h"
+#include "strutil.h"
 
 #define MAX_SKIP_MESSAGES 10
 
@@ -122,9 +123,12 @@ static int read_stream(FILE *in, const char *name, struct fleet *f,
 			}
 			continue;
 		}
-		if (f->skipped++ < MAX_SKIP_MESSAGES)
+		if (f->skipped++ < MAX_SKIP_MESSAGES) {
+			/* The reason may quote the record's text. */
+			sn_str_printable(err.msg, sizeof(err.msg), err.msg);
 			fprintf(stderr, "spank-nccl: report: %s:%zu: skipped: %s\n",
 				name, lineno, err.msg);
+		}
 	}
 	free(line);
 	free(r);

@@ -2,8 +2,12 @@
 /*
  * The report's three forms: a table for a terminal, JSON for scripts,
  * and an SVG bar chart (busbw per node, outliers in red, each group's
- * median and threshold drawn).  Text from records is made safe for each:
- * control characters replaced in the table, JSON-escaped, XML-escaped.
+ * median and threshold drawn).  Every string that came from a record (a
+ * node name, a group built from the helper's GPU name, a class or
+ * message) reaches the output through one of three escapers: plain() for
+ * the table, sn_json_escape() for JSON, xml_text() for SVG.  A record is
+ * written by the job user's helper: its text must not add JSON objects,
+ * SVG elements or terminal escape sequences (tests/unit/test_report.sh).
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,13 +17,19 @@
 #include "warmup_result.h"
 #include "json_write.h"
 
-/* Control characters (a decoded "\n" in a record) become '?'. */
+/*
+ * For a terminal: anything but printable ASCII (a decoded "\n" or ESC in a
+ * record, a C1 control or a stray UTF-8 byte) becomes '?'.
+ */
 static const char *plain(const char *s, char *buf, size_t cap)
 {
 	size_t o = 0;
 
-	for (; *s && o + 1 < cap; s++)
-		buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	for (; *s && o + 1 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		buf[o++] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+	}
 	buf[o] = '\0';
 	return buf;
 }
@@ -37,7 +47,7 @@ static const char *flags(const struct node_summary *n)
 
 void render_table(const struct fleet *f, const struct report_opts *o)
 {
-	char a[256], b[1024], bw[32], tr[32], tm[32];
+	char a[256], g[128], c[32], b[1024], bw[32], tr[32], tm[32];
 
 	printf("%-16s %-22s %5s %5s %5s %10s %8s %9s  %-18s %s\n", "NODE",
 	       "GPUS", "RUNS", "PASS", "FAIL", "BUSBW_GBS", "TREND",
@@ -54,10 +64,12 @@ void render_table(const struct fleet *f, const struct report_opts *o)
 		snprintf(tm, sizeof(tm), n->time_median_ms >= 0 ? "%.2f" : "-",
 			 n->time_median_ms / 1e3);
 		printf("%-16s %-22s %5zu %5zu %5zu %10s %8s %9s  %-18s ",
-		       plain(n->node, a, sizeof(a)), n->group, n->runs,
-		       n->passes, n->failures, bw, tr, tm, flags(n));
+		       plain(n->node, a, sizeof(a)),
+		       plain(n->group, g, sizeof(g)), n->runs, n->passes,
+		       n->failures, bw, tr, tm, flags(n));
 		if (n->failures)
-			printf("%s: %s\n", n->last_fail_class,
+			printf("%s: %s\n",
+			       plain(n->last_fail_class, c, sizeof(c)),
 			       plain(n->last_fail_message, b, sizeof(b)));
 		else
 			printf("-\n");
@@ -73,16 +85,23 @@ void render_table(const struct fleet *f, const struct report_opts *o)
 	printf("\n");
 }
 
-static void json_str(const char *key, const char *s)
+/* S as a JSON string, quotes included. */
+static void json_text(const char *s)
 {
 	char esc[6 * 1024 + 1];
 
-	if (!s[0]) {
-		printf(",\"%s\":null", key);
-		return;
-	}
 	sn_json_escape(esc, sizeof(esc), s);
-	printf(",\"%s\":\"%s\"", key, esc);
+	printf("\"%s\"", esc);
+}
+
+/* ,"KEY":S -- null when S is empty. */
+static void json_str(const char *key, const char *s)
+{
+	printf(",\"%s\":", key);
+	if (s[0])
+		json_text(s);
+	else
+		printf("null");
 }
 
 static void json_num(const char *key, double v, bool known)
@@ -101,15 +120,11 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct node_summary *n = &f->nodes[i];
 
-		printf("%s{\"node\":\"", i ? "," : "");
-		{
-			char esc[6 * 256 + 1];
-
-			sn_json_escape(esc, sizeof(esc), n->node);
-			printf("%s\"", esc);
-		}
-		printf(",\"group\":\"%s\",\"gpu_count\":%zu", n->group,
-		       n->gpu_count);
+		printf("%s{\"node\":", i ? "," : "");
+		json_text(n->node);
+		printf(",\"group\":");
+		json_text(n->group);
+		printf(",\"gpu_count\":%zu", n->gpu_count);
 		/* The newest record's, under the record's keys. */
 		json_str(sn_field_key(SN_F_GPU_MODEL), n->gpu_model);
 		json_str(sn_field_key(SN_F_NCCL_VERSION), n->nccl_version);
@@ -139,9 +154,13 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 	printf("]}\n");
 }
 
+/* XML 1.0 forbids most control characters; any byte >= 0x80 becomes '?'
+ * too, so the document is valid UTF-8 whatever a record holds. */
 static void xml_text(const char *s)
 {
 	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
 		switch (*s) {
 		case '&': fputs("&amp;", stdout); break;
 		case '<': fputs("&lt;", stdout); break;
@@ -149,8 +168,7 @@ static void xml_text(const char *s)
 		case '"': fputs("&quot;", stdout); break;
 		case '\'': fputs("&apos;", stdout); break;
 		default:
-			/* XML 1.0 forbids most control characters. */
-			putchar((unsigned char)*s < 0x20 ? '?' : *s);
+			putchar(c < 0x20 || c >= 0x7f ? '?' : c);
 		}
 	}
 }
@@ -202,8 +220,9 @@ void render_svg(const struct fleet *f, const struct report_opts *o)
 
 		printf("<g class=\"node%s\"><title>", out ? " outlier" : "");
 		xml_text(n->node);
-		printf(" (%s): %s</title>\n", n->group,
-		       out ? "outlier" : "ok");
+		printf(" (");
+		xml_text(n->group);
+		printf("): %s</title>\n", out ? "outlier" : "ok");
 		printf("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
 		       x, SVG_TOP + SVG_H - h, SVG_BAR, h,
 		       out ? "#d62728" : "#1f77b4");

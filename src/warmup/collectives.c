@@ -23,6 +23,7 @@
 #include "comm.h"
 #include "cuda_driver.h"
 #include "failed_call.h"
+#include "fault.h"
 #include "nccl_loader.h"
 
 /* Layout of each rank's scratch buffer, in floats: the inputs of every
@@ -166,7 +167,8 @@ static ncclResult_t launch_one(const struct wu_run *run,
 	return ncclInvalidArgument;
 }
 
-/* The NCCL_* variables in effect, "NAME=VALUE NAME=VALUE", or "none". */
+/* The NCCL_* settings in effect (sn_fault_is_nccl_setting), "NAME=VALUE
+ * NAME=VALUE", or "none". */
 static void nccl_env(char *out, size_t len)
 {
 	extern char **environ;
@@ -176,7 +178,9 @@ static void nccl_env(char *out, size_t len)
 	for (char **e = environ; e && *e; e++) {
 		int n;
 
-		if (strncmp(*e, "NCCL_", 5) != 0)
+		/* Not NCCL_DEBUG* or the RAS address ras=step sets: only
+		 * what shapes NCCL could be the cause. */
+		if (!sn_fault_is_nccl_setting(*e))
 			continue;
 		n = snprintf(out + used, len - used, "%s%s", used ? " " : "",
 			     *e);

@@ -83,7 +83,7 @@ void fake_log_process(const char *logvar, const char *lib)
 	const char *path = getenv(logvar);
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
-	char line[384], probe[96];
+	char line[384], probe[96], ras_addr[64] = "";
 	int fd, n;
 
 	if (!path || !*path)
@@ -91,9 +91,16 @@ void fake_log_process(const char *logvar, const char *lib)
 	getresuid(&ru, &eu, &su);
 	getresgid(&rg, &eg, &sg);
 	container_probe(probe, sizeof(probe));
+	/* NCCL's RAS address as the warmup's NCCL sees it (ras.bats). */
+	if (strcmp(lib, "nccl") == 0) {
+		const char *ras = getenv("NCCL_RAS_ADDR");
+
+		snprintf(ras_addr, sizeof(ras_addr), " ras=%.48s",
+			 ras ? ras : "-");
+	}
 	n = snprintf(line, sizeof(line),
-		     "lib=%s pid=%d uid=%u/%u/%u gid=%u/%u/%u%s\n", lib,
-		     (int)getpid(), ru, eu, su, rg, eg, sg, probe);
+		     "lib=%s pid=%d uid=%u/%u/%u gid=%u/%u/%u%s%s\n", lib,
+		     (int)getpid(), ru, eu, su, rg, eg, sg, probe, ras_addr);
 	/* One write() on an O_APPEND file: lines never interleave. */
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)

@@ -156,6 +156,16 @@ static void s_munge(const struct sn_config *c, char *o, size_t n)
 	show_path(c->fabric_munge_socket, o, n);
 }
 
+static void s_ras(const struct sn_config *c, char *o, size_t n)
+{
+	snprintf(o, n, "%s", sn_ras_policy_name(c->ras));
+}
+
+static void s_ras_ports(const struct sn_config *c, char *o, size_t n)
+{
+	snprintf(o, n, "%u-%u", c->ras_ports.lo, c->ras_ports.hi);
+}
+
 static void s_health(const struct sn_config *c, char *o, size_t n)
 {
 	struct sn_health_policy def;
@@ -195,6 +205,8 @@ static const struct {
 	{ "fabric_transport", s_transport },
 	{ "fabric_min_busbw", s_fabric_busbw },
 	{ "fabric_munge_socket", s_munge },
+	{ "ras", s_ras },
+	{ "ras_ports", s_ras_ports },
 	{ "health", s_health },
 	{ "health_busy_mib", s_health_busy },
 };

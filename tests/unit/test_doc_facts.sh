@@ -10,7 +10,11 @@
 #    (the docs send nobody to ldd for CUDA/NCCL);
 #  - the driver entry points nccl-warmup needs all exist in CUDA 11.0's
 #    driver (R450), so the minimum driver is the one the job's NCCL needs
-#    (R525 for CUDA 12 builds, R580 for CUDA 13), as the docs say.
+#    (R525 for CUDA 12 builds, R580 for CUDA 13), as the docs say;
+#  - the shipped alert rules and dashboard read only the .prom metrics
+#    slurmstepd writes as root (a Prometheus datasource, spank_nccl_warmup_*
+#    names), never syslog, which any local user can write to (admin guide,
+#    "Syslog"; security.md).
 set -u
 src=${SN_SRC_DIR:-${srcdir:-.}}
 helper=${SN_HELPER:-./src/warmup/nccl-warmup}
@@ -112,5 +116,28 @@ printf '%s\n' "$syms" | {
 	done
 	exit $rc
 } || fail=1
-echo "$n man pages at $version; NHC: check_cmd_status -t $t; $(printf '%s\n' "$syms" | wc -l) driver entry points"
+# ---- alerts and dashboard: root-written metrics only ------------------
+share=$src/share/spank-nccl
+logs=$(grep -oE '"type": *"(loki|elasticsearch|influxdb|graphite|mysql|postgres|grafana-[a-z-]*)"' \
+	"$share/spank-nccl-dashboard.json" || true)
+[ -z "$logs" ] || bad "the dashboard reads another datasource than Prometheus: $logs"
+# Every name with an underscore in the queries, but PromQL's functions and
+# keywords and the label names they use.
+metrics=$( { grep -o '"expr": *"[^"]*' "$share/spank-nccl-dashboard.json" |
+		sed 's/"expr": *"//'
+	     awk '/^ *expr:/ { on = 1; sub(/^ *expr: *>?/, ""); print; next }
+		  on && /^ *[a-z_]+:/ { on = 0 }
+		  on' "$share/spank-nccl-alerts.yml"; } |
+	grep -oE '[a-z][a-z0-9_]*_[a-z0-9_]+' |
+	grep -vxE 'group_left|group_right|histogram_quantile|label_replace|count_values|gpu_model|pci_bus_id' |
+	sort -u)
+[ -n "$metrics" ] || bad "no metric names found in $share"
+for m in $metrics; do
+	case $m in
+	spank_nccl_warmup_*) ;;
+	*) bad "$share reads $m, not one of spank-nccl's .prom metrics" ;;
+	esac
+done
+
+echo "$n man pages at $version; NHC: check_cmd_status -t $t; $(printf '%s\n' "$syms" | wc -l) driver entry points; alerts and dashboard: $(printf '%s\n' "$metrics" | wc -l) .prom metrics"
 exit $fail

@@ -86,6 +86,9 @@ static void test_fault_decide(void **state)
 	assert_false(sn_fault_is_nccl_setting("PATH=/bin"));
 	assert_true(sn_fault_is_nccl_setting("NCCL_ALGO=Tree"));
 	assert_true(sn_fault_is_nccl_setting("NCCL_DEBUGGER=1"));
+	/* ras=step sets it in every step: no failure becomes the job's. */
+	assert_false(sn_fault_is_nccl_setting("NCCL_RAS_ADDR=127.0.0.1:28100"));
+	assert_false(sn_fault_is_nccl_setting("NCCL_RAS_ENABLE=0"));
 }
 
 /* A user error never says "report the node". */

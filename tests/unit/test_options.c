@@ -416,6 +416,34 @@ static void test_strutil(void **state)
 	assert_string_equal(buf, "abcd...");
 }
 
+static void format_printable(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sn_vformat_printable(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Every log line's path: what a user typed cannot forge a second line. */
+static void test_log_line_escaped(void **state)
+{
+	char buf[128];
+
+	(void)state;
+	format_printable(buf, sizeof(buf), "%s=%s: %s", "SPANK_NCCL_WARMUP",
+			 "comm\nspank-nccl: node n1 is broken\x1b[2J\r\t",
+			 "unknown mode");
+	assert_string_equal(buf, "SPANK_NCCL_WARMUP=comm?spank-nccl: node n1 is broken?[2J??: unknown mode");
+	format_printable(buf, sizeof(buf), "image %s", "a\x7f\x01" "b");
+	assert_string_equal(buf, "image a??b");
+	/* Cut by vsnprintf: still one line, still terminated. */
+	format_printable(buf, 8, "%s", "abc\ndefghijk");
+	assert_string_equal(buf, "abc?def");
+	format_printable(buf, sizeof(buf), "%d%%", 5);
+	assert_string_equal(buf, "5%");
+}
+
 static void test_parse_u64(void **state)
 {
 	unsigned long long v = 7;
@@ -478,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_word_table),
 		cmocka_unit_test(test_usage_texts),
 		cmocka_unit_test(test_strutil),
+		cmocka_unit_test(test_log_line_escaped),
 		cmocka_unit_test(test_parse_u64),
 	};
 

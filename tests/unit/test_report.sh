@@ -139,6 +139,48 @@ rec 7 d3 pass ok 2 "NVIDIA H200" null 1000 >>"$dir/badfault.jsonl"
 "$report" --json "$dir/badfault.jsonl" 2>/dev/null | grep -q '"skipped":1' ||
 	bad "a bad fault value was not skipped"
 
+# A hostile GPU name (the helper runs as the job user and names the GPU):
+# JSON that closes the group and adds {"node":"n1","outlier":true}, SVG
+# markup, a terminal escape sequence, a newline and DEL (records are
+# ASCII: the reader refuses other bytes).  Each form shows exactly the
+# three honest nodes, escaped.
+f5=$dir/hostile.jsonl
+evil='x\",\"outlier\":true},{\"node\":\"n1\",\"outlier\":true,\"x\":\"</title><script>\u001b[2J\nF\u007f'
+for n in h1 h2 h3; do
+	printf '{"record":"spank-nccl-warmup","version":1,"ts":1,"node":"%s","verdict":"pass","class":"ok","gpu_count":8,"gpu_model":"%s","busbw_gbps":400,"timings_ms":{"total":1000},"message":""}\n' \
+		"$n" "$evil"
+done >"$f5"
+out=$("$report" "$f5" 2>&1) || bad "hostile table: exit $?"
+printf '%s\n' "$out" | grep -q "$(printf '\033')" && bad "ESC reached the table"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 5 ] || bad "hostile table: not 5 lines: $out"
+printf '%s\n' "$out" | grep -Eq '^h1 +8xx","outlier":true},.*</title><script>\?\[2J\?F\? ' ||
+	bad "hostile table: group not shown escaped: $out"
+"$report" --json "$f5" >"$dir/hostile.json" 2>&1 || bad "hostile json: exit $?"
+python3 - "$dir/hostile.json" <<'PY' || bad "hostile json: $(cat "$dir/hostile.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+nodes = doc["nodes"]
+assert [n["node"] for n in nodes] == ["h1", "h2", "h3"], nodes
+assert doc["outliers"] == 0 and not any(n["outlier"] for n in nodes), nodes
+model = ('x","outlier":true},{"node":"n1","outlier":true,"x":"'
+         '</title><script>\x1b[2J\nF\x7f')
+assert all(n["group"] == "8x" + model for n in nodes), nodes[0]["group"]
+assert all(n["gpu_model"] == model for n in nodes), nodes[0]["gpu_model"]
+PY
+"$report" --svg "$f5" >"$dir/hostile.svg" 2>&1 || bad "hostile svg: exit $?"
+python3 - "$dir/hostile.svg" <<'PY' || bad "hostile svg: $(cat "$dir/hostile.svg")"
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert [e for e in root.iter() if e.tag == ns + "script"] == [], "a script element"
+titles = [t.text for g in root.iter(ns + "g") for t in g.findall(ns + "title")]
+assert len(titles) == 3, titles
+for n, t in zip(["h1", "h2", "h3"], titles):
+    assert t.startswith(n + ' (8xx","outlier":true},'), t
+    assert t.endswith('</title><script>?[2J?F?): ok'), t
+PY
+
 : >"$dir/empty"
 "$report" "$dir/empty" >/dev/null 2>&1
 [ $? -eq 1 ] || bad "empty input: exit not 1"

@@ -30,7 +30,8 @@ static void test_key_text_and_order(void **state)
 	char *env[] = { "NCCL_SOCKET_IFNAME=eth0", "HOME=/root",
 			"LD_LIBRARY_PATH=/opt/nccl/lib", "NCCL_ALGO=Ring",
 			"NCCL_=x", "NCCL", "PATH=/bin", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
-			"LD_PRELOAD=", "FAKE_X=1", NULL };
+			"LD_PRELOAD=", "FAKE_X=1",
+			"NCCL_RAS_ADDR=127.0.0.1:28101", NULL };
 	struct sn_reuse_inputs in = inputs(env);
 	struct sn_reuse_key k;
 	struct sn_error err = { "" };

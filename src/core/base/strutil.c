@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <string.h>
 
 #include "strutil.h"
@@ -106,6 +107,15 @@ void sn_str_printable(char *dst, size_t len, const char *src)
 	/* Mark a cut so a truncated name is not mistaken for the real one. */
 	if (src[i] && len >= 4)
 		memcpy(dst + len - 4, "...", 4);
+}
+
+void sn_vformat_printable(char *dst, size_t len, const char *fmt, va_list ap)
+{
+	if (len == 0)
+		return;
+	if (vsnprintf(dst, len, fmt, ap) < 0)
+		dst[0] = '\0';
+	sn_str_printable(dst, len, dst);
 }
 
 /*

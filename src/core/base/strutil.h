@@ -2,6 +2,7 @@
 #ifndef SN_STRUTIL_H
 #define SN_STRUTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -22,6 +23,15 @@ bool sn_str_has_control(const char *s);
  * terminal as escape sequences.
  */
 void sn_str_printable(char *dst, size_t len, const char *src);
+/*
+ * The one path of every line the plugin logs (src/plugin/spank_wrap.c):
+ * vsnprintf() into DST, then sn_str_printable() over the whole line, so
+ * no value a user chose (an environment or option value, an image name,
+ * the helper's words) brings a newline or an escape sequence into
+ * slurmd's log or a terminal, whichever format argument carried it.
+ */
+void sn_vformat_printable(char *dst, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /*
  * The project's one decimal parser: S is ASCII digits only (leading zeros

@@ -14,8 +14,9 @@
 	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
 	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
-	"fabric_transport, fabric_min_busbw, fabric_munge_socket, health, " \
-	"health_busy_mib"
+	"fabric_transport, fabric_min_busbw, fabric_munge_socket, " \
+	"ras, ras_ports, " \
+	"health, health_busy_mib"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -56,6 +57,9 @@ void sn_config_defaults(struct sn_config *cfg)
 	cfg->fabric_ports.lo = SN_FABRIC_PORT_LO_DEFAULT;
 	cfg->fabric_ports.hi = SN_FABRIC_PORT_HI_DEFAULT;
 	cfg->fabric_refuse_socket = false;
+	cfg->ras = SN_RAS_STEP;
+	cfg->ras_ports.lo = SN_RAS_PORT_LO_DEFAULT;
+	cfg->ras_ports.hi = SN_RAS_PORT_HI_DEFAULT;
 	sn_health_policy_defaults(&cfg->health);
 }
 
@@ -299,6 +303,30 @@ static int parse_munge_socket(struct sn_config *cfg, const char *value,
 			      sizeof(cfg->fabric_munge_socket), value, arg, err);
 }
 
+static int parse_ras(struct sn_config *cfg, const char *value,
+		     const char *arg, struct sn_error *err)
+{
+	if (sn_ras_policy_parse(value, &cfg->ras) < 0) {
+		ARG_ERROR(err, arg, "expected step (each step's NCCL RAS on its own port), off (NCCL_RAS_ENABLE=0) or nccl (NCCL's defaults)");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_ras_ports(struct sn_config *cfg, const char *value,
+			   const char *arg, struct sn_error *err)
+{
+	struct sn_error why;
+
+	if (sn_port_range_parse(value, &cfg->ras_ports, &why) < 0) {
+		ARG_ERROR(err, arg, "%s, e.g. ras_ports=%d-%d (the localhost ports of the steps' NCCL RAS, ras=step)",
+			  why.msg, SN_RAS_PORT_LO_DEFAULT,
+			  SN_RAS_PORT_HI_DEFAULT);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_health(struct sn_config *cfg, const char *value,
 			const char *arg, struct sn_error *err)
 {
@@ -344,6 +372,8 @@ static const struct key_def keys[] = {
 	{ "fabric_transport", parse_fabric_transport },
 	{ "fabric_min_busbw", parse_fabric_busbw },
 	{ "fabric_munge_socket", parse_munge_socket },
+	{ "ras", parse_ras },
+	{ "ras_ports", parse_ras_ports },
 	{ "health", parse_health },
 	{ "health_busy_mib", parse_health_busy },
 };

@@ -16,6 +16,7 @@
 #include "helper_protocol.h"
 #include "health.h"
 #include "options.h"
+#include "ras.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -80,6 +81,12 @@ struct sn_config {
 	 * as for slurm.conf's AuthInfo=socket=).
 	 */
 	char fabric_munge_socket[PATH_MAX];
+	/*
+	 * NCCL's RAS (ras.h): ras= step (each step its own NCCL_RAS_ADDR,
+	 * a port of ras_ports=), off (NCCL_RAS_ENABLE=0) or nccl (untouched).
+	 */
+	enum sn_ras_policy ras;
+	struct sn_port_range ras_ports;
 	/*
 	 * health= and health_busy_mib=: the helper's GPU health checks
 	 * (health.h); passed as --health/--health-busy-mib when given.

@@ -5,26 +5,13 @@
 #include <string.h>
 
 #include "fabric_addr.h"
-
-/* Murmur3's 32-bit finaliser: job ids that differ by one land far apart. */
-static uint32_t mix32(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
-}
+#include "ras.h"
 
 unsigned int sn_fabric_port(const struct sn_port_range *range,
 			    uint32_t jobid, uint32_t stepid,
 			    unsigned int attempt)
 {
-	uint64_t size = (uint64_t)range->hi - range->lo + 1;
-	uint64_t off = (uint64_t)mix32(jobid) + stepid + attempt;
-
-	return range->lo + (unsigned int)(off % size);
+	return sn_step_port(range, jobid, stepid, attempt);
 }
 
 int sn_fabric_endpoint(char *out, size_t len, const char *addr,

@@ -19,10 +19,9 @@
 #define SN_ENDPOINT_MAX 80	/* "[v6 address]:port" and NUL */
 
 /*
- * Candidate ATTEMPT (0, 1, …) for step JOBID.STEPID.  Steps of one job
- * get consecutive ports (distinct while the range is wider than the
- * number of concurrent steps); jobs are spread over the range by a hash
- * of the job id.  Attempt k+1 is the port after attempt k.
+ * Candidate ATTEMPT (0, 1, …) for step JOBID.STEPID: ras.h's
+ * sn_step_port() over fabric_ports= (distinct for the steps of one job
+ * while the range is wider than the number of concurrent steps).
  */
 unsigned int sn_fabric_port(const struct sn_port_range *range,
 			    uint32_t jobid, uint32_t stepid,

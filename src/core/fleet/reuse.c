@@ -16,6 +16,17 @@
 static const char *const key_env_names[] = {
 	"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_DEVICE_ORDER",
 };
+/* NCCL_* that do not: ras=step gives every step its own address. */
+static const char *const key_env_ignored[] = { "NCCL_RAS_ADDR" };
+
+static bool name_in(const char *entry, size_t n, const char *const *names,
+		    size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(names[i]) == n && strncmp(entry, names[i], n) == 0)
+			return true;
+	return false;
+}
 
 struct buf {
 	char *p;
@@ -65,17 +76,16 @@ static void buf_item(struct buf *b, const char *label, const char *value)
 static bool key_env_wanted(const char *entry)
 {
 	const char *eq = strchr(entry, '=');
-	size_t n = eq ? (size_t)(eq - entry) : 0, i;
+	size_t n = eq ? (size_t)(eq - entry) : 0;
 
 	if (!eq)
 		return false;
 	if (n > 5 && strncmp(entry, "NCCL_", 5) == 0)
-		return true;
-	for (i = 0; i < sizeof(key_env_names) / sizeof(key_env_names[0]); i++)
-		if (strlen(key_env_names[i]) == n &&
-		    strncmp(entry, key_env_names[i], n) == 0)
-			return true;
-	return false;
+		return !name_in(entry, n, key_env_ignored,
+				sizeof(key_env_ignored) /
+				sizeof(key_env_ignored[0]));
+	return name_in(entry, n, key_env_names,
+		       sizeof(key_env_names) / sizeof(key_env_names[0]));
 }
 
 /* By name; a name is unique in an environment, so ties do not matter. */

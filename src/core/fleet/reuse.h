@@ -15,7 +15,8 @@
  *   visible=<CUDA_VISIBLE_DEVICES>
  *   helper=<warmup_helper>
  *   env:<NAME>=<VALUE> for LD_LIBRARY_PATH, LD_PRELOAD, CUDA_DEVICE_ORDER
- *                      and every NCCL_* variable, sorted by name
+ *                      and every NCCL_* variable but NCCL_RAS_ADDR
+ *                      (one per step, ras.h), sorted by name
  * (the NCCL library the helper loads follows from LD_PRELOAD and
  * LD_LIBRARY_PATH; the physical GPU indices tell apart steps that see the
  * same CUDA_VISIBLE_DEVICES under ConstrainDevices).  Newlines and

@@ -108,8 +108,11 @@ const char *sn_fault_hint(int code, enum sn_fault f)
 
 bool sn_fault_is_nccl_setting(const char *entry)
 {
+	/* Logging, and RAS, whose listener never fails an init (NCCL
+	 * warns and runs on) and which ras=step sets in every step. */
 	static const char *const logging[] = {
 		"NCCL_DEBUG=", "NCCL_DEBUG_FILE=", "NCCL_DEBUG_SUBSYS=",
+		"NCCL_RAS_ADDR=", "NCCL_RAS_ENABLE=",
 	};
 
 	if (strncmp(entry, "NCCL_", 5) != 0 || !strchr(entry, '='))

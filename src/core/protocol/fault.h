@@ -65,7 +65,8 @@ bool sn_fault_from_helper(enum sn_record_class c);
  */
 const char *sn_fault_hint(int code, enum sn_fault f);
 /* Whether an environment entry NAME=VALUE is a job's NCCL_* setting
- * that shapes what NCCL does (NCCL_DEBUG* only log). */
+ * that shapes what NCCL does (NCCL_DEBUG* only log, NCCL_RAS_ADDR
+ * and NCCL_RAS_ENABLE only start or move a monitor). */
 bool sn_fault_is_nccl_setting(const char *entry);
 
 #endif

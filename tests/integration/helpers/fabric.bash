@@ -26,7 +26,7 @@ assert_json() {
 }
 
 # Murmur3's finaliser and the port of attempt A for JOB.STEP in LO-HI:
-# src/core/fabric/fabric_addr.c's sn_fabric_port, to know the first candidate.
+# src/core/config/ras.c's sn_step_port (sn_fabric_port), to know the first candidate.
 mix32() {
 	local h=$1
 	h=$(((h ^ (h >> 16)) & 0xffffffff))

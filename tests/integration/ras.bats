@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+#
+# ras= (issue 35): every step's NCCL RAS on its own 127.0.0.1 port in the
+# task environment (src/core/config/ras.c), the same for the warmup's
+# NCCL; concurrent steps apart; a port something listens on skipped; the
+# user's own NCCL_RAS_ADDR kept; ras=off and ras=nccl.  One node.
+
+load common
+load helpers/fabric
+
+setup_file() { sn_file_setup; }
+teardown_file() {
+	[ -z "${LISTENER_PID:-}" ] || kill "$LISTENER_PID" 2>/dev/null
+	sn_file_teardown
+}
+setup() { sn_test_setup; }
+teardown() {
+	if [ -n "${LISTENER_PID:-}" ]; then
+		kill "$LISTENER_PID" 2>/dev/null
+		wait "$LISTENER_PID" 2>/dev/null
+		LISTENER_PID=
+	fi
+}
+
+# The port of "127.0.0.1:PORT" in ADDR, or a failure.
+ras_port() {
+	[[ $1 =~ ^127\.0\.0\.1:([0-9]+)$ ]] ||
+		sn_fail "NCCL_RAS_ADDR \"$1\" is not 127.0.0.1:PORT" || return 1
+	echo "${BASH_REMATCH[1]}"
+}
+
+@test "ras=step (default): each task gets NCCL_RAS_ADDR, the port of its job and step" {
+	local addr job step port
+	run --separate-stderr sn_srun -n2 env
+	sn_assert_status 0
+	addr=$(sn_env_value NCCL_RAS_ADDR "$output")
+	port=$(ras_port "$addr")
+	job=$(sn_env_value SLURM_JOB_ID "$output")
+	step=$(sn_env_value SLURM_STEP_ID "$output")
+	[ "$port" -eq "$(fabric_port 28100 28999 "$job" "$step" 0)" ] ||
+		sn_fail "port $port is not job $job step $step's of 28100-28999"
+	sn_assert_env_all NCCL_RAS_ADDR "$addr" 2
+	sn_assert_env_all SPANK_NCCL_RAS_ADDR "$addr" 2
+	sn_assert_no_msgs
+}
+
+# Both steps wait for each other's file: they run at the same time.
+@test "ras=step: the batch step and two concurrent steps of its job, three addresses" {
+	local script batch a b
+	export RAS_DIR=$SN_CLUSTER_DIR/tmp/ras-$BATS_TEST_NUMBER
+	rm -rf "$RAS_DIR"
+	mkdir -p "$RAS_DIR"
+	# step.sh ME OTHER: writes its address, waits for OTHER's.
+	cat >"$RAS_DIR/step.sh" <<'S'
+#!/bin/sh
+echo "$NCCL_RAS_ADDR" >"$RAS_DIR/$1.tmp" && mv "$RAS_DIR/$1.tmp" "$RAS_DIR/$1"
+i=0
+while [ ! -e "$RAS_DIR/$2" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$RAS_DIR/$2" ]
+S
+	chmod 0755 "$RAS_DIR/step.sh"
+	script=$(sn_batch_script ras.sh <<'S'
+#!/bin/bash
+#SBATCH -n2
+echo "$NCCL_RAS_ADDR" >"$RAS_DIR/batch"
+srun -n1 --overlap "$RAS_DIR/step.sh" a b &
+srun -n1 --overlap "$RAS_DIR/step.sh" b a &
+wait %1 && wait %2
+S
+)
+	sn_sbatch_run "$script" || sn_fail "sbatch failed"
+	[ "$SN_JOB_EXIT" = "0:0" ] || sn_fail "job exit $SN_JOB_EXIT: $SN_JOB_OUT"
+	batch=$(cat "$RAS_DIR/batch") a=$(cat "$RAS_DIR/a") b=$(cat "$RAS_DIR/b")
+	ras_port "$batch" >/dev/null && ras_port "$a" >/dev/null &&
+		ras_port "$b" >/dev/null || return 1
+	[ "$a" != "$b" ] && [ "$a" != "$batch" ] && [ "$b" != "$batch" ] ||
+		sn_fail "batch $batch, steps $a and $b: not three addresses"
+}
+
+@test "ras=step: a port something listens on is skipped for the next" {
+	local job port ready=$SN_CLUSTER_DIR/tmp/listening-$BATS_TEST_NUMBER
+	rm -f "$ready"
+	sn_plugstack_set ras_ports=31000-31009
+	run --separate-stderr sn_srun -n1 printenv SLURM_JOB_ID
+	sn_assert_status 0
+	job=$((output + 1))
+	port=$(fabric_port 31000 31009 "$job" 0 0)
+	# shellcheck disable=SC2016
+	perl -MIO::Socket::INET -e '
+		my ($ready, $port) = @ARGV;
+		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+			LocalPort => $port, Listen => 5, ReuseAddr => 1)
+			or die "listen $port: $!\n";
+		open(my $f, ">", $ready) or die; close($f);
+		sleep;' "$ready" "$port" </dev/null >/dev/null 2>&1 3>&- &
+	LISTENER_PID=$!
+	sn__wait_for 100 test -e "$ready" ||
+		sn_fail "the listener on $port did not start"
+	run --separate-stderr sn_srun -n1 env
+	sn_assert_status 0
+	[ "$(sn_env_value SLURM_JOB_ID "$output")" = "$job" ] ||
+		sn_fail "expected job $job (another job was submitted meanwhile?)"
+	sn_assert_env_all NCCL_RAS_ADDR "127.0.0.1:$(fabric_port 31000 31009 "$job" 0 1)" 1
+}
+
+@test "ras=step: the user's own NCCL_RAS_ADDR is kept" {
+	export NCCL_RAS_ADDR=localhost:31999
+	run --separate-stderr sn_srun -n1 env
+	sn_assert_status 0
+	sn_assert_env_all NCCL_RAS_ADDR localhost:31999 1
+	sn_assert_env_absent SPANK_NCCL_RAS_ADDR
+}
+
+@test "ras=step: the warmup's NCCL and the tasks see one address" {
+	local addr seen
+	sn_require_warmup
+	sn_fake_env ok
+	export FAKE_NCCL_LOG=$SN_CLUSTER_DIR/tmp/fake-nccl-$BATS_TEST_NUMBER.log
+	rm -f "$FAKE_NCCL_LOG"
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 --nccl-warmup=comm env
+	sn_assert_status 0
+	addr=$(sn_env_value NCCL_RAS_ADDR "$output")
+	ras_port "$addr" >/dev/null || return 1
+	seen=$(sed -n 's/^lib=nccl .* ras=//p' "$FAKE_NCCL_LOG" | sort -u)
+	[ "$seen" = "$addr" ] ||
+		sn_fail "the warmup's NCCL saw NCCL_RAS_ADDR [$seen], the tasks $addr"
+}
+
+@test "ras=off: NCCL_RAS_ENABLE=0 and no address; ras=nccl: neither" {
+	sn_plugstack_set ras=off
+	run --separate-stderr sn_srun -n1 env
+	sn_assert_status 0
+	sn_assert_env_all NCCL_RAS_ENABLE 0 1
+	sn_assert_env_absent NCCL_RAS_ADDR
+	sn_plugstack_set ras=nccl
+	run --separate-stderr sn_srun -n1 env
+	sn_assert_status 0
+	sn_assert_env_absent NCCL_RAS_ENABLE
+	sn_assert_env_absent NCCL_RAS_ADDR
+	sn_assert_env_absent SPANK_NCCL_RAS_ADDR
+}
+
+# The address ras=step sets is no setting of the job's: a node's NCCL
+# failure stays the node's, and a failure lists only the job's NCCL_*.
+@test "ras=step: the address does not make a node's NCCL failure the job's" {
+	local rec=$SN_CLUSTER_DIR/tmp/ras-records-$BATS_TEST_NUMBER
+	sn_require_warmup
+	rm -rf "$rec"
+	mkdir -p "$rec"
+	sn_plugstack_set "record_file=$rec/%n.jsonl"
+	sn_fake_env nccl-init-fail
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup=comm env
+	sn_assert_failed
+	grep -q '"class":"nccl_error".*"fault":"node"\|"fault":"node".*"class":"nccl_error"' \
+		"$rec/n1.jsonl" || sn_fail "not the node's: $(cat "$rec/n1.jsonl")"
+	unset FAKE_NCCL_FAIL
+	export NCCL_ALGO=Tree
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup=comm true
+	sn_assert_failed
+	sn_assert_msg 'NCCL_\* in effect: NCCL_ALGO=Tree;'
+}
