@@ -6,6 +6,7 @@
  * (slurmstepd).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <slurm/spank.h>
 
@@ -39,9 +40,20 @@ static int cb_nccl_profile(int val, const char *optarg, int remote)
 	return sn_option_profile(&sn_ctx, optarg, remote);
 }
 
+/*
+ * A refused bare "--nccl-warmup WORD" (submit.c, two lines said) ends
+ * srun/sbatch/salloc here with the status Slurm gives a failed option
+ * (255, measured on 22.05): returned, Slurm would add "Invalid
+ * --nccl-warmup argument: (null)" (spank_process_option()), naming no
+ * argument the user wrote.  Nothing is allocated while options parse.
+ */
 static int cb_nccl_warmup(int val, const char *optarg, int remote)
 {
-	return sn_option_warmup(&sn_ctx, optarg, remote);
+	int rc = sn_option_warmup(&sn_ctx, optarg, remote);
+
+	if (rc < 0 && !remote && !optarg)
+		exit(255);
+	return rc;
 }
 
 /*
