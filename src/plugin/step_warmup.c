@@ -408,7 +408,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		 * runs); CUDA_VISIBLE_DEVICES unset, empty or NoDevFiles. */
 		if (p->warmup_req.verbose) {
 			snprintf(message, sizeof(message),
-				 "warmup skipped on node %s: the step has no GPUs there; ask for them with --gres=gpu:N or --gpus-per-node=N",
+				 "warmup skipped on node %s: the step has no GPUs there (none requested with --gres=gpu:N or --gpus)",
 				 run->node);
 			sn_step_tell(p, false, message);
 		}

@@ -490,7 +490,7 @@ own_msgs() {
 		sn_assert_status 0
 		assert_tasks_ran
 		[ "$(sn_count_msgs .)" -eq 1 ] || sn_fail "$mode: not one line"
-		sn_assert_msg 'spank-nccl: warmup skipped on node n1: the step has no GPUs there; ask for them with --gres=gpu:N or --gpus-per-node=N$'
+		sn_assert_msg 'spank-nccl: warmup skipped on node n1: the step has no GPUs there \(none requested with --gres=gpu:N or --gpus\)$'
 	done
 	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "helper ran without GPUs"
 }
@@ -515,4 +515,17 @@ S
 	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1\): duplicate PCI bus ID' "$err"
 	[ "$(sn_count_msgs . "$SN_JOB_OUT")" -eq 0 ] ||
 		sn_fail "spank-nccl lines in the -o file: $SN_JOB_OUT"
+}
+
+# docs/user-guide.md shows the two lines a failed node gives: the
+# plugin's, then srun's; no Slurm line per task (task_init ends them).
+@test "warmup: a failed node prints two lines, whatever the task count" {
+	sn_fake_env duplicate
+	run --separate-stderr sn_srun -n4 --gres=gpu:4 --nccl-warmup=comm touch "$MARKER"
+	sn_assert_failed
+	assert_tasks_blocked
+	[ "$(wc -l <<<"$stderr")" -eq 2 ] || sn_fail "not two lines"
+	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1,2,3\): duplicate PCI bus ID'
+	grep -qx 'srun: error: n1: tasks 0-3: Exited with exit code 1' <<<"$stderr" ||
+		sn_fail "no srun line"
 }

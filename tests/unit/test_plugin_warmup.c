@@ -33,7 +33,7 @@ static void warmup_skips_step_without_gpus(void **state)
 	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
 				"warmup skipped on node "));
 	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
-				": the step has no GPUs there; ask for them with --gres=gpu:N or --gpus-per-node=N"));
+				": the step has no GPUs there (none requested with --gres=gpu:N or --gpus)"));
 }
 
 static void warmup_success_is_quiet(void **state)
