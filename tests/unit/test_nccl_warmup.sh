@@ -374,11 +374,11 @@ expect_err "--container-root-fd is the root of --container-pid: give both"
 # stdout.  (spank_nccl.so reads it there: test_plugin_warmup,
 # warmup.bats.)
 junk_env="LD_PRELOAD=$fake/junk/libjunk.so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-fabric1="--job-id 3 --step-id 1 --node-index 0 --nodes 1 --nodelist testnode"
 for mode in check comm bandwidth fabric container; do
 	name=result-fd-$mode
 	case $mode in
-	fabric) set -- --mode fabric $fabric1 ;;
+	fabric) set -- --mode fabric --job-id 3 --step-id 1 --node-index 0 \
+		--nodes 1 --nodelist testnode ;;
 	container) set -- --container-pid $$ --container-image img:1 \
 		--container-root-fd 7 ;;
 	*) set -- --mode "$mode" ;;
