@@ -101,17 +101,57 @@ static int child_drop_privileges(const struct sn_helper_spec *spec)
 	return 0;
 }
 
+/* Closes every descriptor from 3 up but the N in KEEP (below 3 ignored). */
+static int close_all_except(int *keep, int n)
+{
+	unsigned int next = 3;
+
+	for (int i = 1; i < n; i++) {	/* n <= 3: insertion sort */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	}
+	/* close_range(2) since Linux 5.9 / glibc 2.34. */
+	for (int i = 0; i < n; i++) {
+		if (keep[i] < 3 || (unsigned int)keep[i] < next)
+			continue;	/* stdio, or a duplicate */
+		if ((unsigned int)keep[i] > next &&
+		    close_range(next, (unsigned int)keep[i] - 1, 0) < 0)
+			return -1;
+		next = (unsigned int)keep[i] + 1;
+	}
+	return close_range(next, ~0U, 0);
+}
+
 int sn_close_all_but(int a, int b)
 {
-	unsigned int lo = (unsigned int)(a < b ? a : b);
-	unsigned int hi = (unsigned int)(a < b ? b : a);
+	int keep[2] = { a, b };
 
-	/* close_range(2) since Linux 5.9 / glibc 2.34. */
-	if (lo > 3 && close_range(3, lo - 1, 0) < 0)
-		return -1;
-	if (hi > lo + 1 && close_range(lo + 1, hi - 1, 0) < 0)
-		return -1;
-	return close_range(hi + 1, ~0U, 0);
+	return close_all_except(keep, 2);
+}
+
+/*
+ * The result pipe's write end RESULT_WR at spec->result_fd, inherited by
+ * the helper; *REPORT_FD is moved first if it holds that number.
+ */
+static int place_result_fd(const struct sn_helper_spec *spec, int result_wr,
+			   int *report_fd)
+{
+	int target = spec->result_fd;
+
+	if (*report_fd == target) {
+		int moved = fcntl(*report_fd, F_DUPFD_CLOEXEC, 3);
+
+		if (moved < 0)
+			return -1;
+		*report_fd = moved;	/* the old number is dup2'ed over */
+	}
+	if (result_wr == target)
+		return fcntl(target, F_SETFD, 0);
+	return dup2(result_wr, target) == target ? 0 : -1;	/* no CLOEXEC */
 }
 
 /*
@@ -281,8 +321,9 @@ supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
 }
 
 void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
-			 int out_fd, int err_fd, int report_fd)
+			 const int fds[4])
 {
+	int report_fd = fds[SN_CHILD_REPORT], keep[3];
 	sigset_t wake;
 	pid_t helper;
 	int null_fd;
@@ -292,7 +333,11 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
-	    dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
+	    dup2(fds[SN_CHILD_OUT], STDOUT_FILENO) < 0 ||
+	    dup2(fds[SN_CHILD_ERR], STDERR_FILENO) < 0)
+		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
+	if (fds[SN_CHILD_RESULT] >= 0 &&
+	    place_result_fd(spec, fds[SN_CHILD_RESULT], &report_fd) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 	if (spec->drop_privileges) {
 		if (child_drop_privileges(spec) < 0)
@@ -300,8 +345,10 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 	} else if (child_reset_oom_score() < 0) {
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 	}
-	if (sn_close_all_but(report_fd,
-			     spec->pass_fd > 2 ? spec->pass_fd : report_fd) < 0)
+	keep[0] = report_fd;
+	keep[1] = spec->pass_fd;
+	keep[2] = fds[SN_CHILD_RESULT] >= 0 ? spec->result_fd : -1;
+	if (close_all_except(keep, 3) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 
 	/* After the switch to the job user, which clears the parent-death
@@ -323,12 +370,15 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 		child_fail(report_fd, SN_HELPER_STAGE_FORK);
 	if (helper == 0) {
 		child_reset_signals();
-		/* The one descriptor the helper keeps (the supervisor has it
-		 * close-on-exec, as it was opened). */
+		/* The descriptor the helper keeps besides the result's (the
+		 * supervisor has it close-on-exec, as it was opened). */
 		if (spec->pass_fd > 2 && fcntl(spec->pass_fd, F_SETFD, 0) < 0)
 			child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 		execve(spec->path, spec->argv, spec->envp);
 		child_fail(report_fd, SN_HELPER_STAGE_EXEC);
 	}
+	/* The helper's alone: its end closes when the helper's family is. */
+	if (fds[SN_CHILD_RESULT] >= 0)
+		close(spec->result_fd);
 	supervise(spec, helper, parent, report_fd);
 }

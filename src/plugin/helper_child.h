@@ -17,6 +17,8 @@
  * left; below SN_REAP_LIMIT_MS so the parent outlasts it. */
 #define SN_SWEEP_LIMIT_MS 1000
 
+enum { SN_CHILD_OUT, SN_CHILD_ERR, SN_CHILD_REPORT, SN_CHILD_RESULT };
+
 enum child_report_kind {
 	REPORT_FAILURE = 1,	/* the helper could not be started */
 	REPORT_STATUS,		/* the helper's wait status */
@@ -32,10 +34,11 @@ struct child_report {
 
 /*
  * In the forked child: sets up, drops privileges, forks the helper and
- * supervises it; reports on REPORT_FD.  Never returns.
+ * supervises it.  FDS: the write ends for stdout, stderr, the reports
+ * and the result (-1: spec->result_fd is 0).  Never returns.
  */
 void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
-			 int out_fd, int err_fd, int report_fd)
+			 const int fds[4])
 	__attribute__((noreturn));
 
 #endif

@@ -32,7 +32,12 @@ const char *sn_helper_stage_name(enum sn_helper_stage stage)
 	}
 }
 
-static void drain(int *fd, char *buf, size_t cap, size_t *len)
+/*
+ * Reads what FD has into BUF (CAP bytes).  Beyond CAP: discarded, or with
+ * DROPPED the older half let go (counted there), so the last bytes stay.
+ */
+static void drain(int *fd, char *buf, size_t cap, size_t *len,
+		  size_t *dropped)
 {
 	char scratch[4096];
 	ssize_t n;
@@ -41,9 +46,17 @@ static void drain(int *fd, char *buf, size_t cap, size_t *len)
 		return;
 	for (;;) {
 		size_t room = cap - *len;
-		char *dst = room ? buf + *len : scratch;
-		size_t want = room ? room : sizeof(scratch);
+		char *dst;
+		size_t want;
 
+		if (!room && dropped) {
+			memmove(buf, buf + cap / 2, cap - cap / 2);
+			*len = cap - cap / 2;
+			*dropped += cap / 2;
+			room = cap - *len;
+		}
+		dst = room ? buf + *len : scratch;
+		want = room ? room : sizeof(scratch);
 		n = read(*fd, dst, want);
 		if (n > 0) {
 			if (room)
@@ -58,6 +71,16 @@ static void drain(int *fd, char *buf, size_t cap, size_t *len)
 		*fd = -1;
 		return;
 	}
+}
+
+static void drain_all(struct sn_helper_outcome *out, int out_pipe[2],
+		      int err_pipe[2], int result_pipe[2])
+{
+	drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len,
+	      &out->out_dropped);
+	drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len, NULL);
+	drain(&result_pipe[0], out->result, SN_HELPER_OUT_MAX,
+	      &out->result_len, NULL);
 }
 
 static bool child_has_exited(pid_t pid)
@@ -160,7 +183,7 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		  struct sn_helper_outcome *out)
 {
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
-	int report_pipe[2] = { -1, -1 };
+	int report_pipe[2] = { -1, -1 }, result_pipe[2] = { -1, -1 };
 	struct sn_deadline deadline;
 	double start;
 	pid_t pid, parent = getpid();
@@ -168,8 +191,15 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	memset(out, 0, sizeof(*out));
 	start = sn_clock_ms();
 	deadline = sn_deadline_after(start, spec->timeout_ms);
+	if (spec->result_fd &&
+	    (spec->result_fd < 3 || spec->result_fd == spec->pass_fd)) {
+		out->failed_stage = SN_HELPER_STAGE_SETUP;
+		out->failed_errno = EINVAL;
+		goto fail;
+	}
 	if (make_pipe(out_pipe, true) < 0 || make_pipe(err_pipe, true) < 0 ||
-	    make_pipe(report_pipe, false) < 0) {
+	    make_pipe(report_pipe, false) < 0 ||
+	    (spec->result_fd && make_pipe(result_pipe, true) < 0)) {
 		out->failed_stage = SN_HELPER_STAGE_FORK;
 		out->failed_errno = errno;
 		goto fail;
@@ -180,20 +210,26 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		out->failed_errno = errno;
 		goto fail;
 	}
-	if (pid == 0)
-		sn_helper_child_run(spec, parent, out_pipe[1], err_pipe[1],
-			  report_pipe[1]);
+	if (pid == 0) {
+		int fds[4] = { out_pipe[1], err_pipe[1], report_pipe[1],
+			       result_pipe[1] };
+
+		sn_helper_child_run(spec, parent, fds);
+	}
 
 	setpgid(pid, pid);	/* both sides: no race with killpg below */
 	close(out_pipe[1]);
 	close(err_pipe[1]);
 	close(report_pipe[1]);
-	out_pipe[1] = err_pipe[1] = report_pipe[1] = -1;
+	if (result_pipe[1] >= 0)
+		close(result_pipe[1]);
+	out_pipe[1] = err_pipe[1] = report_pipe[1] = result_pipe[1] = -1;
 
 	for (;;) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = out_pipe[0], .events = POLLIN },
 			{ .fd = err_pipe[0], .events = POLLIN },
+			{ .fd = result_pipe[0], .events = POLLIN },
 		};
 		int slice;
 
@@ -203,12 +239,12 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		}
 		/* Pipes closed (or held by a stray grandchild): poll the pid. */
 		slice = sn_deadline_poll_ms(deadline,
-					    (out_pipe[0] < 0 && err_pipe[0] < 0) ?
+					    (out_pipe[0] < 0 && err_pipe[0] < 0 &&
+					     result_pipe[0] < 0) ?
 					    2 : SN_POLL_SLICE_MS);
-		if (poll(pfd, 2, slice) < 0 && errno != EINTR)
+		if (poll(pfd, 3, slice) < 0 && errno != EINTR)
 			break;
-		drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
-		drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len);
+		drain_all(out, out_pipe, err_pipe, result_pipe);
 		if (child_has_exited(pid))
 			break;
 	}
@@ -223,21 +259,23 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 		wait_for_exit(pid, sn_deadline_in((int64_t)spec->kill_grace_ms +
 						  SN_SWEEP_LIMIT_MS));
 	}
-	drain(&out_pipe[0], out->out, SN_HELPER_OUT_MAX, &out->out_len);
-	drain(&err_pipe[0], out->err, SN_HELPER_ERR_MAX, &out->err_len);
+	drain_all(out, out_pipe, err_pipe, result_pipe);
 	reap(pid, out);
 	read_child_reports(report_pipe[0], out);
 	out->elapsed_ms = sn_clock_ms() - start;
 	out->out[out->out_len] = '\0';
 	out->err[out->err_len] = '\0';
+	out->result[out->result_len] = '\0';
 	close_pair(out_pipe);
 	close_pair(err_pipe);
 	close_pair(report_pipe);
+	close_pair(result_pipe);
 	return out->failed_stage == SN_HELPER_STAGE_NONE ? 0 : -1;
 fail:
 	close_pair(out_pipe);
 	close_pair(err_pipe);
 	close_pair(report_pipe);
+	close_pair(result_pipe);
 	out->elapsed_ms = sn_clock_ms() - start;
 	return -1;
 }

@@ -6,7 +6,9 @@
  *
  * The child: own process group; default signal dispositions, nothing
  * blocked (slurmstepd blocks signals); stdin /dev/null; stdout and stderr
- * captured; every other descriptor closed; oom_score_adj 0 (slurmstepd
+ * captured; the result pipe at result_fd if asked for (the helper's own
+ * channel: NCCL, CUDA and the job's LD_PRELOAD may print on stdout);
+ * every other descriptor closed; oom_score_adj 0 (slurmstepd
  * runs at -1000 and children inherit it); supplementary groups, then real,
  * effective and saved gid, then uid set to the job user's (in user_init
  * the real uid is still 0, so seteuid alone would let it regain root).
@@ -45,7 +47,14 @@ struct sn_helper_spec {
 	/* > 2: a descriptor the helper inherits (the only one besides
 	 * stdio), e.g. a container's root; 0: none */
 	int pass_fd;
+	/* > 2 and not pass_fd: the helper gets a pipe's write end at this
+	 * number, read into outcome.result; 0: none */
+	int result_fd;
 };
+
+/* The number of the result pipe spank_nccl.so gives nccl-warmup
+ * (--result-fd), or the next one when pass_fd has it. */
+#define SN_HELPER_RESULT_FD 3
 
 /* Closes every descriptor from 3 up but A and B (may be equal). */
 int sn_close_all_but(int a, int b);
@@ -68,7 +77,12 @@ struct sn_helper_outcome {
 	bool timed_out;
 	double elapsed_ms;
 	size_t out_len;
-	char out[SN_HELPER_OUT_MAX + 1];	/* stdout, NUL-terminated */
+	/* stdout's last bytes (the first out_dropped were let go),
+	 * NUL-terminated: with result_fd, what the libraries printed */
+	char out[SN_HELPER_OUT_MAX + 1];
+	size_t out_dropped;
+	size_t result_len;
+	char result[SN_HELPER_OUT_MAX + 1];	/* result_fd's first bytes */
 	size_t err_len;
 	char err[SN_HELPER_ERR_MAX + 1];	/* stderr (first bytes) */
 };

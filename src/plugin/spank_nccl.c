@@ -6,6 +6,8 @@
  * (slurmstepd).
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
@@ -39,9 +41,20 @@ static int cb_nccl_profile(int val, const char *optarg, int remote)
 	return sn_option_profile(&sn_ctx, optarg, remote);
 }
 
+/*
+ * A refused bare "--nccl-warmup WORD" (submit.c, two lines said) ends
+ * srun/sbatch/salloc here with the status Slurm gives a failed option
+ * (255, measured on 22.05): returned, Slurm would add "Invalid
+ * --nccl-warmup argument: (null)" (spank_process_option()), naming no
+ * argument the user wrote.  Nothing is allocated while options parse.
+ */
 static int cb_nccl_warmup(int val, const char *optarg, int remote)
 {
-	return sn_option_warmup(&sn_ctx, optarg, remote);
+	int rc = sn_option_warmup(&sn_ctx, optarg, remote);
+
+	if (rc < 0 && !remote && !optarg)
+		exit(255);
+	return rc;
 }
 
 /*
@@ -140,11 +153,23 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	return sn_step_user_init(&sn_ctx, sp);
 }
 
+/*
+ * A failed step ends each task here, as Slurm would (_exit(1) before the
+ * exec; srun: "NODE: tasks 0-3: Exited with exit code 1"): returned, -1
+ * adds two lines of Slurm's per task ("spank: required plugin
+ * spank_nccl.so: task_init() failed with rc=-1", "Failed to invoke spank
+ * plugin stack"; measured on 22.05: 2 + 2 x tasks lines, now 2), under
+ * the one message the node already printed.  A failing user_init would
+ * let srun exit 0 on 22.05.  So the tasks fail even from an "optional"
+ * plugstack.conf line (warmup_policy=warn is the way to run anyway).
+ */
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (sn_ctx.where != S_CTX_REMOTE)
 		return 0;
-	return sn_step_task_init(&sn_ctx, sp);
+	if (sn_step_task_init(&sn_ctx, sp) < 0)
+		_exit(1);
+	return 0;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -65,6 +65,7 @@ struct sn_container_gate {
 	int state;		/* enum gate_state */
 	bool line_error;	/* line is an error */
 	char line[2048];	/* the warmup's line for the user, or "" */
+	char lines[6144];	/* then these, "\n"-separated, or "" */
 	/* its line for slurmd's log (the helper's JSON), or "" */
 	char log[SN_HELPER_OUT_MAX + 1024];
 	/* The first task's NCCL_* and LD_LIBRARY_PATH (pyxis put the
@@ -374,6 +375,21 @@ void sn_step_tell(struct sn_plugin *p, bool error, const char *line)
 	}
 }
 
+void sn_step_tell_lines(struct sn_plugin *p, const char *lines)
+{
+	const char *nl;
+
+	if (p->in_agent && p->gate) {
+		snprintf(p->gate->lines, sizeof(p->gate->lines), "%s", lines);
+		return;
+	}
+	for (; *lines; lines = nl ? nl + 1 : "") {
+		nl = strchr(lines, '\n');
+		sn_log_user("%.*s", (int)(nl ? nl - lines : (long)strlen(lines)),
+			    lines);
+	}
+}
+
 void sn_step_log_result(struct sn_plugin *p, const char *fmt, ...)
 {
 	char *line = NULL;
@@ -464,6 +480,8 @@ static void warm(struct sn_plugin *p, spank_t sp,
 		sn_log_info("%s", g->log);
 	if (g->line[0])
 		sn_step_tell(p, g->line_error, g->line);
+	if (g->lines[0])
+		sn_step_tell_lines(p, g->lines);
 }
 
 int sn_step_container_task_init(struct sn_plugin *p, spank_t sp)

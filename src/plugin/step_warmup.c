@@ -16,6 +16,11 @@
 #include "helper_protocol.h"
 #include "warmup_result.h"
 
+/* The job's own NCCL log shown to the user: lines, and each one's cut. */
+#define SN_NCCL_LOG_LINES 20
+#define SN_NCCL_LOG_LINE_MAX 240
+#define SN_NCCL_LOG_TELL_MAX 6144
+
 /* Exit 7 of a fabric warmup: its floor is fabric_min_busbw=, between nodes. */
 #define SN_FABRIC_LOW_BANDWIDTH_HINT \
 	"the network between the step's nodes is below the site's inter-node floor (fabric_min_busbw=): check the nodes' InfiniBand/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the NCCL net plugin, and report the nodes named"
@@ -135,6 +140,7 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 {
 	const struct sn_config *cfg = &p->cfg;
 	char timeout[16], bytes[32], floor[32], container_pid[16], root_fd[16];
+	char result_fd[16];
 	char health[SN_HEALTH_SPEC_MAX], busy_mib[24];
 	char *argv[48];
 	int argc = 0;
@@ -151,6 +157,12 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		.kill_grace_ms = SN_WARMUP_KILL_GRACE_MS,
 	};
 
+	/* The result's own pipe: NCCL's log (NCCL_DEBUG without
+	 * NCCL_DEBUG_FILE), CUDA and LD_PRELOADs may print on stdout. */
+	spec.result_fd = p->container_pid > 0 &&
+			 p->container_root_fd == SN_HELPER_RESULT_FD ?
+			 SN_HELPER_RESULT_FD + 1 : SN_HELPER_RESULT_FD;
+	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
 	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
 	format_gbps(floor, sizeof(floor), cfg->warmup_min_busbw_gbps);
@@ -162,6 +174,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	argv[argc++] = "--" SN_HELPER_OPT_NODE;
 	argv[argc++] = run->node;
 	argv[argc++] = "--" SN_HELPER_OPT_JSON;
+	argv[argc++] = "--" SN_HELPER_OPT_RESULT_FD;
+	argv[argc++] = result_fd;
 	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
 	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
 	/* The NCCL search order (LD_PRELOAD first) is the helper's; these
@@ -290,6 +304,58 @@ static void describe_failure(const struct sn_plugin *p,
 		 run->node, run->gpus, what, hint);
 }
 
+/*
+ * The job's NCCL log, when it asked for one (NCCL_DEBUG set, no
+ * NCCL_DEBUG_FILE: NCCL writes it on the helper's stdout, apart from the
+ * result): its last SN_NCCL_LOG_LINES lines to the user, under a header
+ * that says what they are (docs/user-guide.md).  Fabric mode keeps
+ * NCCL's log to itself (a memfd), so there is none on stdout.
+ */
+static void tell_nccl_log(struct sn_plugin *p, spank_t sp,
+			  const struct step_warmup *run)
+{
+	const struct sn_helper_outcome *o = &run->outcome;
+	char level[32] = "", file[8] = "", lines[SN_NCCL_LOG_TELL_MAX];
+	int has_file;
+	const char *start = o->out + o->out_len, *end;
+	size_t used;
+	int n = 0;
+
+	/* NCCL_DEBUG_FILE: any value but "" (-1: longer than FILE). */
+	has_file = sn_spank_getenv(sp, "NCCL_DEBUG_FILE", file, sizeof(file));
+	if (!o->out_len || has_file < 0 || (has_file == 1 && file[0]) ||
+	    sn_spank_getenv(sp, "NCCL_DEBUG", level, sizeof(level)) != 1 ||
+	    !level[0])
+		return;
+	/* Back to the start of the last SN_NCCL_LOG_LINES lines. */
+	while (start > o->out && (start[-1] == '\n' || start[-1] == '\r'))
+		start--;
+	end = start;
+	while (start > o->out && n < SN_NCCL_LOG_LINES) {
+		start--;
+		if (start == o->out || start[-1] == '\n')
+			n++;
+	}
+	sn_str_printable(level, sizeof(level), level);
+	used = (size_t)snprintf(lines, sizeof(lines),
+				"NCCL's log of the warmup on node %s (NCCL_DEBUG=%s, its stdout), the last %d lines:",
+				run->node, level, n);
+	while (start < end && used + 16 < sizeof(lines)) {
+		const char *nl = memchr(start, '\n', (size_t)(end - start));
+		size_t len = (size_t)((nl ? nl : end) - start);
+		char line[SN_NCCL_LOG_LINE_MAX];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, start);
+		sn_str_printable(line, sizeof(line), line);
+		used += (size_t)snprintf(lines + used, sizeof(lines) - used,
+					 "\n| %s", line);
+		start += len + 1;
+	}
+	if (used >= sizeof(lines))
+		lines[sizeof(lines) - 1] = '\0';
+	sn_step_tell_lines(p, lines);
+}
+
 /* The fleet record of this run (step_record.c). */
 static int record_warmup(const struct sn_plugin *p,
 			 const struct sn_job_ids *ids,
@@ -316,6 +382,7 @@ static int record_warmup(const struct sn_plugin *p,
 int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		   const struct sn_job_ids *ids)
 {
+	struct sn_helper_outcome *res;
 	struct step_warmup *run;
 	struct sn_error err;
 	char message[2048];
@@ -337,6 +404,14 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	    !step_has_gpus(run->gpus)) {
 		sn_log_info("job %u step %u on %s: no GPUs in this step, warmup skipped",
 			    ids->job_id, ids->step_id, run->node);
+		/* verbose: the one line saying why nothing ran (the step
+		 * runs); CUDA_VISIBLE_DEVICES unset, empty or NoDevFiles. */
+		if (p->warmup_req.verbose) {
+			snprintf(message, sizeof(message),
+				 "warmup skipped on node %s: the step has no GPUs there (none requested with --gres=gpu:N or --gpus)",
+				 run->node);
+			sn_step_tell(p, false, message);
+		}
 		goto out;
 	}
 
@@ -366,19 +441,18 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto failed;
 	}
 	run_helper(p, sp, ids, run);
-	if (run->outcome.out_len &&
-	    sn_warmup_result_parse(run->outcome.out, run->outcome.out_len,
-				   &run->result, &err) == 0)
+	res = &run->outcome;
+	if (res->result_len &&
+	    sn_warmup_result_parse(res->result, res->result_len, &run->result,
+				   &err) == 0)
 		run->have_result = true;
-	while (run->outcome.out_len &&
-	       (run->outcome.out[run->outcome.out_len - 1] == '\n' ||
-		run->outcome.out[run->outcome.out_len - 1] == '\r'))
-		run->outcome.out[--run->outcome.out_len] = '\0';
+	while (res->result_len && (res->result[res->result_len - 1] == '\n' ||
+				   res->result[res->result_len - 1] == '\r'))
+		res->result[--res->result_len] = '\0';
 	/* In place: what the user's side controls (the helper's output,
 	 * CUDA_VISIBLE_DEVICES) must not forge lines in slurmd's log. */
 	sn_str_printable(run->gpus, sizeof(run->gpus), run->gpus);
-	sn_str_printable(run->outcome.out, sizeof(run->outcome.out),
-			 run->outcome.out);
+	sn_str_printable(res->result, sizeof(res->result), res->result);
 	sn_str_printable(run->result.summary, sizeof(run->result.summary),
 			 run->result.summary);
 	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
@@ -401,7 +475,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	sn_step_log_result(p, "job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
 			   ids->job_id, ids->step_id, run->node,
 			   ok ? "passed" : "failed", run->outcome.elapsed_ms,
-			   run->have_result ? run->outcome.out : "(no result)");
+			   run->have_result ? res->result : "(no result)");
 
 	message[0] = '\0';
 	if (!ok) {
@@ -420,6 +494,8 @@ failed:
 			sn_step_tell(p, false, run->have_result &&
 				     run->result.summary[0] ?
 				     run->result.summary : "warmup ok");
+		if (rc == 0 && p->warmup_req.verbose)
+			tell_nccl_log(p, sp, run);
 		goto out;
 	}
 	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
@@ -430,6 +506,7 @@ failed:
 		sn_step_tell(p, true, message);
 		rc = -1;
 	}
+	tell_nccl_log(p, sp, run);
 out:
 	free(run);
 	return rc;

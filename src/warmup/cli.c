@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@
 void wu_cli_usage(void)
 {
 	printf("Usage: nccl-warmup [--mode check|comm|bandwidth|fabric] [--timeout SECONDS]\n"
-	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS] [--json]\n"
+	      "                   [--bytes N[K|M|G]] [--min-busbw GBPS]\n"
+	      "                   [--json [--result-fd FD]]\n"
 	      "                   [--teardown clean|exit] [--quiet] [--node NAME]\n"
 	      "                   [--nccl FILE|DIR] [--nccl-default FILE|DIR]\n"
 	      "                   [--job-id ID --step-id ID]\n"
@@ -46,6 +48,10 @@ void wu_cli_usage(void)
 	      "  --timeout SECONDS  overall deadline, whole seconds, 1 to %d (default %d)\n"
 	      "  --min-busbw GBPS   fail (exit 7) below this bus bandwidth\n"
 	      "  --json             print one JSON object on stdout\n"
+	      "  --result-fd FD     write that JSON object to the open descriptor\n"
+	      "                     FD (3 to 65535) instead of stdout, where NCCL\n"
+	      "                     logs when NCCL_DEBUG is set without\n"
+	      "                     NCCL_DEBUG_FILE (spank_nccl.so passes a pipe)\n"
 	      "  --teardown exit    leave the teardown to process exit (default; faster)\n"
 	      "  --teardown clean   destroy the communicators and free memory before\n"
 	      "                     exiting\n"
@@ -223,6 +229,19 @@ static int parse_container_root_fd(const char *v, struct wu_options *o,
 	return -1;
 }
 
+/* --result-fd: an open descriptor above stdio, where the JSON goes. */
+int wu_cli_result_fd(const char *v, char *err, size_t len)
+{
+	unsigned long long fd;
+
+	if (parse_bounded(v, 3, 65535, &fd) && fcntl((int)fd, F_GETFD) >= 0)
+		return (int)fd;
+	snprintf(err, len,
+		 "invalid --%s '%.40s': give an open descriptor number from 3 to 65535",
+		 SN_HELPER_OPT_RESULT_FD, v);
+	return -1;
+}
+
 /* One option's value; -1 with ERR set when it is not valid. */
 static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		       char *err, size_t len)
@@ -301,6 +320,9 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		return parse_container_pid(v, o, err, len);
 	case 'r':
 		return parse_container_root_fd(v, o, err, len);
+	case 'o':
+		o->result_fd = wu_cli_result_fd(v, err, len);
+		return o->result_fd < 0 ? -1 : 0;
 	case 'i':
 		if (!v[0] || strlen(v) >= sizeof(o->container_image)) {
 			snprintf(err, len,
@@ -347,6 +369,7 @@ static const struct option long_opts[] = {
 	{ SN_HELPER_OPT_CONTAINER_ROOT_FD, required_argument, NULL, 'r' },
 	{ "health-detail", no_argument, NULL, 'E' },
 	{ SN_HELPER_OPT_JSON, no_argument, NULL, 'j' },
+	{ SN_HELPER_OPT_RESULT_FD, required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -361,6 +384,7 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	int c;
 
 	memset(opt, 0, sizeof(*opt));
+	opt->result_fd = -1;
 	default_node(opt);
 	opt->mode = SN_WARMUP_MODE_COMM;
 	opt->timeout_s = SN_WARMUP_TIMEOUT_DEFAULT_S;
@@ -418,6 +442,11 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 	if (opt->container_image[0] && !opt->container_pid) {
 		snprintf(err, err_len,
 			 "--container-image names the image of --container-pid: give both");
+		return WU_CLI_USAGE;
+	}
+	if (opt->result_fd >= 0 && !opt->json) {
+		snprintf(err, err_len, "--%s is where --json writes: give both",
+			 SN_HELPER_OPT_RESULT_FD);
 		return WU_CLI_USAGE;
 	}
 	if (opt->container_root_fd && !opt->container_pid) {

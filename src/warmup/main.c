@@ -4,7 +4,9 @@
  * NCCL can build and use a communicator over them, within a deadline.
  * Run by spank_nccl.so as the job user, or by hand, a Prolog or NHC.
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,6 +83,29 @@ static int run_all(struct wu_run *run)
 	return run_nccl(run, &cu);
 }
 
+/*
+ * A usage error still gives one summary line, and the JSON if it was
+ * asked for, where it was asked for (--result-fd N or --result-fd=N).
+ */
+static void usage_json(struct wu_run *run, int argc, char **argv)
+{
+	static const char opt[] = "--" SN_HELPER_OPT_RESULT_FD;
+	char ignored[128];
+	const char *v;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--" SN_HELPER_OPT_JSON) == 0)
+			run->opt.json = true;
+		if (strncmp(argv[i], opt, sizeof(opt) - 1) != 0)
+			continue;
+		v = argv[i][sizeof(opt) - 1] == '=' ? argv[i] + sizeof(opt) :
+		    argv[i][sizeof(opt) - 1] == '\0' && i + 1 < argc ?
+		    argv[i + 1] : NULL;
+		if (v && wu_cli_result_fd(v, ignored, sizeof(ignored)) >= 0)
+			run->opt.result_fd = atoi(v);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct wu_run run;
@@ -91,15 +116,15 @@ int main(int argc, char **argv)
 	case WU_CLI_EXIT_OK:
 		return 0;
 	case WU_CLI_USAGE:
-		/* Still one summary line, and JSON if it was asked for. */
-		for (int i = 1; i < argc; i++)
-			if (strcmp(argv[i], "--json") == 0)
-				run.opt.json = true;
+		usage_json(&run, argc, argv);
 		wu_report_and_exit(&run, wu_fail(&run, SN_WARMUP_USAGE,
 						 "%s", err));
 	case WU_CLI_RUN:
 		break;
 	}
+	/* The result's descriptor is not for anything NCCL may start. */
+	if (run.opt.result_fd >= 0)
+		fcntl(run.opt.result_fd, F_SETFD, FD_CLOEXEC);
 	/* A reader that went away must not kill us before the exit code. */
 	signal(SIGPIPE, SIG_IGN);
 	run.deadline = sn_deadline_after(run.t_start_ms,

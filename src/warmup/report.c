@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The run's only output: one "spank-nccl: " line on stderr and, with
- * --json, one JSON object on stdout (schema in nccl-warmup(1); the keys
+ * --json, one JSON object on stdout or --result-fd (schema in nccl-warmup(1); the keys
  * the plugin reads or the fleet record shares are record_schema.c's;
  * read back by sn_warmup_result_parse).  Whichever thread claims run->reporting
  * first (main or watchdog) prints and ends the process.
@@ -390,6 +390,31 @@ static void build_json(const struct wu_run *s, int code, double now,
 	wu_out_add(o, "}");
 }
 
+/*
+ * The JSON and its newline on --result-fd, or on stdout (after what the
+ * libraries left in stdio's buffer, which NCCL's log may be in).
+ */
+static int put_json(int fd, struct wu_out *o)
+{
+	size_t off = 0;
+
+	if (fd < 0) {
+		fprintf(stdout, "%s\n", o->buf);
+		return fflush(stdout) != 0 ? -1 : 0;
+	}
+	wu_out_add(o, "\n");
+	while (off < o->len) {
+		ssize_t w = write(fd, o->buf + off, o->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
 void wu_report_and_exit(struct wu_run *run, int code)
 {
 	static const size_t json_cap = SN_RESULT_MAX_BYTES;
@@ -425,10 +450,12 @@ void wu_report_and_exit(struct wu_run *run, int code)
 			_exit(SN_WARMUP_INTERNAL);
 		}
 		build_json(snap, code, now, summary, &o);
-		fprintf(stdout, "%s\n", o.buf);
-		if (fflush(stdout) != 0)
+		if (put_json(snap->opt.result_fd, &o) != 0)
 			code = code ? code : SN_WARMUP_INTERNAL;
 	}
+	/* What NCCL's log (NCCL_DEBUG without NCCL_DEBUG_FILE) left in
+	 * stdout's buffer: _exit would drop it. */
+	fflush(stdout);
 	/* _exit: CUDA/NCCL atexit handlers could block after the verdict;
 	 * the kernel releases the GPUs either way. */
 	_exit(code);

@@ -92,6 +92,7 @@ struct wu_options {
 	unsigned long long bytes;	/* bandwidth message size */
 	double min_busbw_gbps;		/* 0: no floor */
 	bool json;
+	int result_fd;			/* --result-fd; -1: the JSON on stdout */
 	bool quiet;
 	bool teardown_exit;	/* --teardown exit: leave it to process exit */
 	char node[WU_NODE_MAX + 1];
@@ -215,6 +216,8 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 				struct wu_options *opt, char *err,
 				size_t err_len);
 void wu_cli_usage(void);
+/* --result-fd's value: the descriptor, or -1 with ERR set. */
+int wu_cli_result_fd(const char *v, char *err, size_t len);
 
 /* cli_step.c: the step options (getopt characters 'J' 'S' 'I' 'C' 'L' 'P') */
 void wu_step_defaults(struct wu_step *step);

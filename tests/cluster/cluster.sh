@@ -214,7 +214,7 @@ sn_cluster_install_artifacts() {
 		mkdir -p "$d/fake"
 		chmod 0755 "$d/fake"
 		for p in "$fake"/*/libcuda.so.1 "$fake"/*/libnvidia-ml.so.1 \
-			 "$fake"/*/libnccl.so.2; do
+			 "$fake"/*/libnccl.so.2 "$fake"/junk/libjunk.so; do
 			[ -e "$p" ] || continue
 			sn__install_file 0755 "$p" \
 				"$d/fake/$(basename "$(dirname "$p")")/$(basename "$p")"

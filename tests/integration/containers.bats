@@ -50,6 +50,20 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 		"$(sn_slurmd_log n1)" || sn_fail "no result line in slurmd's log"
 }
 
+# NCCL_DEBUG=INFO (no NCCL_DEBUG_FILE): NCCL logs on the helper's stdout,
+# the result comes on its own pipe all the same; the log's last lines
+# reach the user through the container gate, once.
+@test "container: NCCL_DEBUG=INFO does not hide the result; its log is shown once" {
+	NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL containers_srun 2 ok comm,verbose
+	containers_assert_ran_in "ok ok"
+	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, comm mode"
+	[ "$(sn_count_msgs "NCCL's log of the warmup on node n1 \(NCCL_DEBUG=INFO, its stdout\)")" -eq 1 ] ||
+		sn_fail "not one log header"
+	sn_assert_msg 'spank-nccl: \| .* NCCL INFO '
+	grep -q "nccl-warmup passed in [0-9]* ms: {.*container image ./ok.sqsh" \
+		"$(sn_slurmd_log n1)" || sn_fail "no result in slurmd's log"
+}
+
 @test "container: the image's NCCL_* environment is applied" {
 	containers_srun 2 tree comm
 	containers_assert_no_task 'warmup failed on node n1 .*broadcast'

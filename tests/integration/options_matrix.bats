@@ -294,6 +294,9 @@ e-p-cli      | env       | SPANK_NCCL_PROFILE=alpha | --nccl-profile=beta       
 	sn_assert_status 255
 	sn_assert_msg '"--nccl-warmup comm" runs the program "comm"; write --nccl-warmup=comm$'
 	sn_assert_msg "to run a program named comm with the site's default warmup, give its path: --nccl-warmup /[^ ]*/comm$"
+	# Exactly those two lines (as docs/user-guide.md shows them): not
+	# Slurm's "Invalid --nccl-warmup argument: (null)" after them.
+	[ "$(wc -l <<<"$stderr")" -eq 2 ] || sn_fail "not the two lines"
 	run --separate-stderr sn_srun -n1 --nccl-warmup check hostname
 	sn_assert_status 255
 	sn_assert_msg '"--nccl-warmup check" runs the program "check"; write --nccl-warmup=check$'
@@ -317,6 +320,8 @@ e-p-cli      | env       | SPANK_NCCL_PROFILE=alpha | --nccl-profile=beta       
 	run --separate-stderr sn_salloc -N1 --nccl-warmup bandwidth hostname
 	sn_assert_status 255
 	sn_assert_msg '"--nccl-warmup bandwidth" runs the program "bandwidth"; write --nccl-warmup=bandwidth$'
+	! grep -q 'Invalid --nccl-warmup argument' <<<"$stderr" ||
+		sn_fail "Slurm's (null) line"
 	sn_assert_no_new_jobs "$before"
 }
 

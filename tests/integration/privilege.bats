@@ -67,7 +67,7 @@ assert_evil_never_ran() {
 	grep -qx 'capeff=0000000000000000' "$f" ||
 		sn_fail "capabilities: $(grep ^capeff= "$f")"
 	# The admin's path and the plugin's fixed arguments, nothing else.
-	grep -qEx "argv=$(sn_fake_helper_path) --mode comm --timeout 60 --node n1 --json( --teardown (exit|clean))?" "$f" ||
+	grep -qEx "argv=$(sn_fake_helper_path) --mode comm --timeout 60 --node n1 --json --result-fd 3( --teardown (exit|clean))?" "$f" ||
 		sn_fail "$(grep ^argv= "$f")"
 }
 

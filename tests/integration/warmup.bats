@@ -396,3 +396,136 @@ S
 	grep -q '"failed_op":"broadcast"' "$(sn_slurmd_log)" ||
 		sn_fail "slurmd log lacks failed_op"
 }
+
+# ---------------------------------------------------------------------
+# The helper's result travels on a pipe of its own (--result-fd), never
+# stdout, where NCCL writes its log when NCCL_DEBUG is set and
+# NCCL_DEBUG_FILE is not (the fake NCCL as the real one), and where CUDA,
+# a net plugin or the job's LD_PRELOAD may print anything.
+
+# warm_srun with NCCL's log on (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=ALL)
+# and a preload printing a fake JSON and junk on stdout and stderr
+# (tests/fake/junk_preload.c), for the job's processes, not srun's own.
+junk_srun() {
+	local mode=$1
+	shift
+	warm_srun "$mode" --export="ALL,LD_PRELOAD=$(sn_fake_dir junk)/libjunk.so,NCCL_DEBUG=INFO,NCCL_DEBUG_SUBSYS=ALL$*"
+}
+
+# The plugin's messages on srun's stderr, without NCCL's log lines ("| ")
+# and the task's own junk (the preload, in the tasks too, forges one).
+own_msgs() {
+	grep -E "$SN_MSG_RE" <<<"$stderr" |
+		grep -vE "spank-nccl: (\| |NCCL's log of|junk-preload)" || true
+}
+
+@test "warmup: NCCL_DEBUG=INFO and a preload's junk never hide the result, in every mode" {
+	local mode job summary n
+	sn_require_file "$(sn_fake_dir junk)/libjunk.so" "junk preload not built (make check)"
+	sn_fake_env ok
+	for mode in check comm bandwidth fabric; do
+		run --separate-stderr junk_srun "$mode,verbose"
+		sn_assert_status 0
+		assert_tasks_ran
+		# The summary is the helper's, whole: node, GPUs, NCCL path.
+		summary=$(own_msgs)
+		[ "$(wc -l <<<"$summary")" -eq 1 ] || sn_fail "$mode: not one summary: $summary"
+		grep -qE "warmup ok on n1: 2 GPUs \[.*NCCL [0-9.]+ from $(sn_fake_dir nccl)/libnccl.so.2 .*$mode mode" \
+			<<<"$summary" || sn_fail "$mode: summary: $summary"
+		! grep -q FAKE-JSON <<<"$summary" || sn_fail "$mode: the preload's JSON won"
+		job=$(sn_timeout squeue -h -t all -o %i | sort -n | tail -n1)
+		grep -q "job $job step 0 on n1: nccl-warmup passed in [0-9]* ms: {\"version\":1,\"node\":\"n1\",\"mode\":\"$mode\"" \
+			"$(sn_slurmd_log n1)" || sn_fail "$mode: slurmd's log lacks the result"
+		! grep -q "job $job step 0 on n1: .*(no result)" "$(sn_slurmd_log n1)" ||
+			sn_fail "$mode: (no result) in slurmd's log"
+		# NCCL's log (not in check mode, which runs no NCCL; fabric mode
+		# keeps it to itself): its last lines, under a header.
+		case $mode in
+		comm | bandwidth)
+			n=$(grep -oE "spank-nccl: NCCL's log of the warmup on node n1 \(NCCL_DEBUG=INFO, its stdout\), the last [0-9]+ lines:$" <<<"$stderr" |
+			    grep -oE '[0-9]+ lines' | cut -d' ' -f1)
+			[ -n "$n" ] && [ "$n" -le 20 ] || sn_fail "$mode: no header"
+			[ "$(sn_count_msgs 'spank-nccl: \| ')" -eq "$n" ] ||
+				sn_fail "$mode: not $n log lines"
+			sn_assert_msg 'spank-nccl: \| .* NCCL INFO ' ;;
+		*)
+			[ "$(sn_count_msgs "NCCL INFO")" -eq 0 ] ||
+				sn_fail "$mode: NCCL's log shown" ;;
+		esac
+	done
+}
+
+@test "warmup: with NCCL_DEBUG=INFO a failure is the helper's own message, then NCCL's last lines" {
+	sn_require_file "$(sn_fake_dir junk)/libjunk.so" "junk preload not built (make check)"
+	sn_fake_env nccl-init-fail
+	run --separate-stderr junk_srun comm
+	sn_assert_failed
+	assert_tasks_blocked
+	[ "$(sn_count_msgs 'warmup failed on node n1')" -eq 1 ] || sn_fail "not one failure"
+	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1\): NCCL'
+	# Not the helper's stderr summary nested in the plugin's (no result).
+	[ "$(own_msgs | grep -cE 'FAILED on n1|FAKE-JSON|exit code 5\)')" -eq 0 ] ||
+		sn_fail "the result was lost"
+	sn_assert_msg "spank-nccl: NCCL's log of the warmup on node n1"
+	sn_assert_msg 'spank-nccl: \| .* NCCL INFO '
+}
+
+@test "warmup: the user's NCCL_DEBUG_FILE gets NCCL's log; none on the terminal" {
+	local f=$SN_CLUSTER_DIR/tmp/nccl-debug-$BATS_TEST_NUMBER
+	sn_require_file "$(sn_fake_dir junk)/libjunk.so" "junk preload not built (make check)"
+	rm -f "$f"
+	sn_fake_env ok
+	run --separate-stderr junk_srun comm,verbose ",NCCL_DEBUG_FILE=$f"
+	sn_assert_status 0
+	sn_assert_msg 'warmup ok on n1: 2 GPUs'
+	[ "$(sn_count_msgs "NCCL's log|NCCL INFO")" -eq 0 ] || sn_fail "NCCL's log on the terminal"
+	grep -q ' NCCL INFO ' "$f" || sn_fail "no NCCL log in $f"
+}
+
+@test "warmup: verbose on a step without GPUs says it was skipped and why, once" {
+	local mode
+	sn_fake_env ok
+	for mode in comm,verbose check,verbose; do
+		run --separate-stderr sn_srun -n2 --nccl-warmup=$mode touch "$MARKER"
+		sn_assert_status 0
+		assert_tasks_ran
+		[ "$(sn_count_msgs .)" -eq 1 ] || sn_fail "$mode: not one line"
+		sn_assert_msg 'spank-nccl: warmup skipped on node n1: the step has no GPUs there \(none requested with --gres=gpu:N or --gpus\)$'
+	done
+	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "helper ran without GPUs"
+}
+
+# docs/user-guide.md, "Reading a verdict later": a batch job's stderr
+# file keeps each step's warmup lines, the batch step's and every srun's.
+@test "sbatch: each step's warmup verdict is in the job's stderr file" {
+	local script err
+	sn_fake_env ok
+	script=$(sn_batch_script warm-verdicts.sh <<S
+#!/bin/bash
+#SBATCH --gres=gpu:2
+#SBATCH -e $SN_CLUSTER_DIR/tmp/job-%j.err
+srun --nccl-warmup=comm,verbose,fresh true
+FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0 srun --nccl-warmup=comm,fresh true
+exit 0
+S
+)
+	sn_sbatch_run "$script" || sn_fail "sbatch failed"
+	err=$(cat "$SN_CLUSTER_DIR/tmp/job-$SN_JOB_ID.err") || sn_fail "no stderr file"
+	sn_assert_msg 'warmup ok on n1: 2 GPUs' "$err"
+	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1\): duplicate PCI bus ID' "$err"
+	[ "$(sn_count_msgs . "$SN_JOB_OUT")" -eq 0 ] ||
+		sn_fail "spank-nccl lines in the -o file: $SN_JOB_OUT"
+}
+
+# docs/user-guide.md shows the two lines a failed node gives: the
+# plugin's, then srun's; no Slurm line per task (task_init ends them).
+@test "warmup: a failed node prints two lines, whatever the task count" {
+	sn_fake_env duplicate
+	run --separate-stderr sn_srun -n4 --gres=gpu:4 --nccl-warmup=comm touch "$MARKER"
+	sn_assert_failed
+	assert_tasks_blocked
+	[ "$(wc -l <<<"$stderr")" -eq 2 ] || sn_fail "not two lines"
+	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1,2,3\): duplicate PCI bus ID'
+	grep -qx 'srun: error: n1: tasks 0-3: Exited with exit code 1' <<<"$stderr" ||
+		sn_fail "no srun line"
+}

@@ -139,7 +139,13 @@ void write_helper(struct fixture *fx, const char *body)
 {
 	char script[4096];
 
-	snprintf(script, sizeof(script), "#!/bin/sh\n%s\n", body);
+	/* result JSON: on --result-fd, as nccl-warmup writes it. */
+	snprintf(script, sizeof(script),
+		 "#!/bin/sh\n"
+		 "r=1; p=; for a in \"$@\"; do "
+		 "[ \"$p\" = --result-fd ] && r=$a; p=$a; done\n"
+		 "result() { printf '%%s\\n' \"$1\" >&\"$r\"; }\n"
+		 "%s\n", body);
 	write_file(fx->helper, script, 0755);
 }
 
@@ -174,14 +180,14 @@ int run_warmup_step(struct fixture *fx, char *const *env,
 /* Lines in the helper's run log: how many times it ran. */
 int helper_runs(struct fixture *fx)
 {
-	char path[192], line[64];
-	int n = 0;
+	char path[192];
+	int n = 0, c;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/runs", fx->dir);
 	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		n++;
+	while (f && (c = getc(f)) != EOF)	/* lines of any length */
+		n += c == '\n';
 	if (f)
 		fclose(f);
 	return n;

@@ -135,6 +135,100 @@ static void pass_fd_is_the_only_other_descriptor(void **state)
 	assert_string_equal(out.out, "5\ninside\n");
 }
 
+/* /bin/sh -c SCRIPT with the result pipe at RESULT_FD (and PASS_FD). */
+static int run_sh_result(const char *script, int result_fd, int pass_fd)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct sn_helper_spec spec = {
+		.path = "/bin/sh", .argv = argv, .envp = envp,
+		.timeout_ms = 5000, .kill_grace_ms = 200,
+		.pass_fd = pass_fd, .result_fd = result_fd,
+	};
+
+	return sn_helper_run(&spec, &out);
+}
+
+/*
+ * The result on its own descriptor: what the helper writes there is
+ * apart from stdout and stderr (NCCL's log, an LD_PRELOAD's junk, even
+ * a fake JSON), and that descriptor is the only other one it has.
+ */
+static void result_fd_is_its_own_channel(void **state)
+{
+	assert_int_equal(run_sh_result("echo '{\"fake\":1}'; echo junk >&2; "
+				       "echo '{\"real\":1}' >&3; "
+				       "ls /proc/self/fd | wc -l; exit 3", 3, 0),
+			 0);
+	assert_true(out.exited);
+	assert_int_equal(out.exit_code, 3);
+	assert_string_equal(out.result, "{\"real\":1}\n");
+	assert_int_equal(out.result_len, 11);
+	/* 0, 1, 2, 3 and ls's own directory descriptor. */
+	assert_string_equal(out.out, "{\"fake\":1}\n5\n");
+	assert_string_equal(out.err, "junk\n");
+
+	/* Without result_fd: no pipe, nothing read, fd 3 is closed. */
+	assert_int_equal(run_sh("echo x >&3 || echo closed", 5000), 0);
+	assert_string_equal(out.out, "closed\n");
+	assert_int_equal(out.result_len, 0);
+}
+
+/*
+ * The number asked for may be the one the child's report pipe or the
+ * result pipe itself has after fork (the lowest free ones in order:
+ * stdout, stderr, report, result, two each): both are handled, the
+ * helper's exit status still comes back; the same number as pass_fd is
+ * refused before anything runs.
+ */
+static void result_fd_at_any_number(void **state)
+{
+	int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC), dir, n;
+	char script[128];
+
+	assert_true(lowest > 2);
+	close(lowest);
+	/* lowest + 5: the report pipe's write end; + 7: the result's. */
+	for (n = 0; n < 3; n++) {
+		int fd = n == 0 ? lowest + 5 : n == 1 ? lowest + 7 : 9;
+
+		/* dash redirects single-digit descriptors only */
+		snprintf(script, sizeof(script),
+			 "echo result-%d >/proc/self/fd/%d; ls /proc/self/fd | wc -l; exit 4",
+			 fd, fd);
+		assert_int_equal(run_sh_result(script, fd, 0), 0);
+		assert_true(out.exited);
+		assert_int_equal(out.exit_code, 4);
+		snprintf(script, sizeof(script), "result-%d\n", fd);
+		assert_string_equal(out.result, script);
+		assert_string_equal(out.out, "5\n");
+	}
+	dir = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dir > 2);
+	assert_int_equal(run_sh_result("echo x >&3", dir, dir), -1);
+	assert_int_equal(out.failed_stage, SN_HELPER_STAGE_SETUP);
+	assert_int_equal(out.failed_errno, EINVAL);
+	/* Beside pass_fd: both reach the helper, nothing else. */
+	snprintf(script, sizeof(script),
+		 "echo r >/proc/self/fd/%d; ls /proc/self/fd | wc -l; [ -d /proc/self/fd/%d ]",
+		 dir + 1, dir);
+	assert_int_equal(run_sh_result(script, dir + 1, dir), 0);
+	close(dir);
+	assert_int_equal(out.exit_code, 0);
+	assert_string_equal(out.result, "r\n");
+	assert_string_equal(out.out, "6\n");
+}
+
+/* A grandchild that keeps the result pipe open does not hold us. */
+static void result_fd_held_by_grandchild_does_not_block(void **state)
+{
+	assert_int_equal(run_sh_result("echo '{}' >&3; sleep 30 & exit 0", 3,
+				       0), 0);
+	assert_true(out.exited);
+	assert_string_equal(out.result, "{}\n");
+	assert_true(out.elapsed_ms < 15000);	/* not sleep's 30 s */
+}
+
 static void signals_are_unblocked(void **state)
 {
 	sigset_t block, old;
@@ -298,10 +392,15 @@ static void missing_executable_reports_exec_stage(void **state)
 
 static void large_output_is_bounded(void **state)
 {
-	assert_int_equal(run_sh("head -c 200000 /dev/zero | tr '\\0' x", 5000),
-			 0);
+	assert_int_equal(run_sh("head -c 200000 /dev/zero | tr '\\0' x; "
+				"echo; echo the-last-line", 5000), 0);
 	assert_true(out.exited);
-	assert_int_equal(out.out_len, SN_HELPER_OUT_MAX);
+	assert_true(out.out_len <= SN_HELPER_OUT_MAX);
+	assert_true(out.out_len >= SN_HELPER_OUT_MAX / 2);
+	/* stdout's end is kept (NCCL's last log lines), its start let go. */
+	assert_int_equal(out.out_dropped + out.out_len, 200000 + 15);
+	assert_non_null(strstr(out.out, "x\nthe-last-line\n"));
+	assert_int_equal(strlen(out.out), out.out_len);
 }
 
 /* Root only: the full switch to the job user. */
@@ -366,6 +465,9 @@ int main(void)
 		cmocka_unit_test(stdin_is_dev_null),
 		cmocka_unit_test(other_descriptors_are_closed),
 		cmocka_unit_test(pass_fd_is_the_only_other_descriptor),
+		cmocka_unit_test(result_fd_is_its_own_channel),
+		cmocka_unit_test(result_fd_at_any_number),
+		cmocka_unit_test(result_fd_held_by_grandchild_does_not_block),
 		cmocka_unit_test(signals_are_unblocked),
 		cmocka_unit_test(crash_is_reported_as_signal),
 		cmocka_unit_test(timeout_escalates_to_sigkill_and_reaps),

@@ -366,4 +366,63 @@ run container-root-fd-alone -- --container-root-fd 7
 expect_rc 1
 expect_err "--container-root-fd is the root of --container-pid: give both"
 
+# --- --result-fd: the result on its own descriptor.  NCCL_DEBUG=INFO
+# without NCCL_DEBUG_FILE puts NCCL's log on stdout (as the fake NCCL
+# does, like the real one), and a preload prints a fake JSON and junk on
+# stdout and stderr (tests/fake/junk_preload.c): in every mode the real
+# result is the one line on descriptor 3, NCCL's log and the junk on
+# stdout.  (spank_nccl.so reads it there: test_plugin_warmup,
+# warmup.bats.)
+junk_env="LD_PRELOAD=$fake/junk/libjunk.so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+for mode in check comm bandwidth fabric container; do
+	name=result-fd-$mode
+	case $mode in
+	fabric) set -- --mode fabric --job-id 3 --step-id 1 --node-index 0 \
+		--nodes 1 --nodelist testnode ;;
+	container) set -- --container-pid $$ --container-image img:1 \
+		--container-root-fd 7 ;;
+	*) set -- --mode "$mode" ;;
+	esac
+	# shellcheck disable=SC2086
+	env $junk_env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL "$helper" \
+		--node testnode --json --result-fd 3 "$@" 3>"$tmp/res" \
+		7<"$tmp/croot" >"$tmp/out" 2>"$tmp/err"
+	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+	res=$(cat "$tmp/res")
+	expect_rc 0
+	[ "$(wc -l <"$tmp/res")" -eq 1 ] || fail "descriptor 3 is not one line: $res"
+	case $res in '{"version":1,"node":"testnode"'*'"status":"ok"'*'}') ;;
+	*) fail "descriptor 3 is not the result: $res" ;; esac
+	case $res in *FAKE*) fail "the preload's JSON on descriptor 3" ;; esac
+	expect_json 'FAKE-JSON from LD_PRELOAD'
+	expect_json 'junk-preload: unterminated'
+	expect_err 'FAKE-JSON from LD_PRELOAD'
+	case $out in *'"node":"testnode"'*) fail "the result on stdout" ;; esac
+	# NCCL's log reached stdout, except in fabric mode (its own memfd).
+	case $mode in
+	comm | bandwidth | container) expect_json ' NCCL INFO ' ;;
+	*) expect_no_json ' NCCL INFO ' ;;
+	esac
+done
+# Without --result-fd, the JSON stays on stdout (by hand, and scripts).
+run result-fd-none -- --json --mode check
+expect_rc 0; ok_json
+run result-fd-closed -- --json --result-fd 9
+expect_rc 1
+expect_err "invalid --result-fd '9': give an open descriptor number from 3 to 65535"
+name=result-fd-without-json
+"$helper" --node testnode --result-fd 3 3>"$tmp/res" >"$tmp/out" 2>"$tmp/err"
+rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+expect_rc 1
+expect_err "--result-fd is where --json writes: give both"
+# A usage error's JSON goes where the result would, too.
+name=result-fd-usage
+"$helper" --node testnode --json --result-fd=3 --mode fast 3>"$tmp/res" \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+expect_rc 1
+[ -z "$out" ] || fail "stdout must be empty"
+grep -q '"status":"usage".*invalid --mode' "$tmp/res" ||
+	fail "no usage JSON on descriptor 3: $(cat "$tmp/res")"
+
 cases_done ""

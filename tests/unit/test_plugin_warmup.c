@@ -18,10 +18,22 @@ static void warmup_skips_step_without_gpus(void **state)
 {
 	struct fixture *fx = *state;
 
+	char *env[] = { "CUDA_VISIBLE_DEVICES=NoDevFiles", NULL };
+
 	write_helper(fx, "exit 5");
 	assert_int_equal(run_warmup_step(fx, NULL, NULL, NULL), 0);
 	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
 				"no GPUs"));
+	assert_int_equal(mock_spank()->n_user, 0);
+	sn_plugin_fini(&fx->p);
+	/* verbose: one line says so and why, the step runs. */
+	assert_int_equal(run_warmup_step(fx, env, "check,verbose", NULL), 0);
+	assert_int_equal(mock_spank()->n_user, 1);
+	assert_int_equal(mock_spank()->n_errors, 0);
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				"warmup skipped on node "));
+	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
+				": the step has no GPUs there (none requested with --gres=gpu:N or --gpus)"));
 }
 
 static void warmup_success_is_quiet(void **state)
@@ -29,7 +41,7 @@ static void warmup_success_is_quiet(void **state)
 	struct fixture *fx = *state;
 	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURMD_NODENAME=n7", NULL };
 
-	write_helper(fx, "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+	write_helper(fx, "result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
 			 "\"summary\":\"warmup ok on n7: 2 GPUs\"}'; exit 0");
 	assert_int_equal(run_warmup_step(fx, env, "comm", NULL), 0);
 	assert_int_equal(mock_spank()->n_user, 0);
@@ -42,6 +54,88 @@ static void warmup_success_is_quiet(void **state)
 	assert_int_equal(run_warmup_step(fx, env, "comm,verbose,fresh", NULL), 0);
 	assert_true(mock_logged(mock_spank()->user, mock_spank()->n_user,
 				"warmup ok on n7"));
+}
+
+/*
+ * NCCL_DEBUG=INFO without NCCL_DEBUG_FILE: NCCL logs on the helper's
+ * stdout, and an LD_PRELOAD may print anything, a fake JSON included, on
+ * stdout and stderr.  The result comes on its own descriptor all the
+ * same; the log's last lines reach the user under verbose or on a
+ * failure, never with NCCL_DEBUG_FILE (the user's file has it).
+ */
+static void warmup_result_apart_from_nccl_log(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "NCCL_DEBUG=INFO", NULL };
+	char *env_file[] = { "CUDA_VISIBLE_DEVICES=0,1", "NCCL_DEBUG=INFO",
+			     "NCCL_DEBUG_FILE=/tmp/nccl.%h.%p", NULL };
+	char *env_quiet[] = { "CUDA_VISIBLE_DEVICES=0,1", NULL };
+	static const char junk[] =
+		"i=1; while [ $i -le 30 ]; do "
+		"echo \"n7:1:1 [0] NCCL INFO line $i\"; i=$((i + 1)); done; "
+		"echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		"\"summary\":\"FAKE-OUT\"}'; "
+		"echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		"\"summary\":\"FAKE-ERR\"}' >&2; ";
+	char body[2048];
+	struct mock_spank *m;
+
+	snprintf(body, sizeof(body),
+		 "%s result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		 "\"summary\":\"warmup ok on n7: 2 GPUs\"}'", junk);
+	write_helper(fx, body);
+	assert_int_equal(run_warmup_step(fx, env, "comm,verbose", NULL), 0);
+	m = mock_spank();
+	/* The summary, the log's header, its last 20 lines. */
+	assert_int_equal(m->n_user, 22);
+	assert_string_equal(m->user[0], "warmup ok on n7: 2 GPUs");
+	assert_true(mock_logged(m->user, m->n_user,
+				"NCCL's log of the warmup on node "));
+	assert_true(mock_logged(m->user, m->n_user,
+				"(NCCL_DEBUG=INFO, its stdout), the last 20 lines:"));
+	/* All that stdout had, the preload's fake JSON too, marked "| ". */
+	assert_string_equal(m->user[2], "| n7:1:1 [0] NCCL INFO line 12");
+	assert_string_equal(m->user[20], "| n7:1:1 [0] NCCL INFO line 30");
+	assert_string_equal(m->user[21], "| {\"version\":1,\"status\":\"ok\","
+			    "\"exit_code\":0,\"summary\":\"FAKE-OUT\"}");
+	assert_false(mock_logged(m->user, m->n_user, "FAKE-ERR"));
+	/* slurmd's log has the result, not "(no result)". */
+	assert_true(mock_logged(m->info, m->n_info,
+				"passed in"));
+	assert_true(mock_logged(m->info, m->n_info, "warmup ok on n7: 2 GPUs"));
+	assert_false(mock_logged(m->info, m->n_info, "(no result)"));
+	assert_false(mock_logged(m->info, m->n_info, "FAKE"));
+	sn_plugin_fini(&fx->p);
+
+	/* Passed, not verbose: nothing; NCCL_DEBUG_FILE: the user's file. */
+	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", NULL), 0);
+	assert_int_equal(mock_spank()->n_user, 0);
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_warmup_step(fx, env_file, "comm,verbose,fresh",
+					 NULL), 0);
+	assert_int_equal(mock_spank()->n_user, 1);
+	sn_plugin_fini(&fx->p);
+
+	/* A failure shows the log's end under its message; the helper's
+	 * own words come from the result, not the junk. */
+	snprintf(body, sizeof(body),
+		 "%s result '{\"version\":1,\"status\":\"nccl_error\","
+		 "\"exit_code\":5,\"message\":\"ncclCommInitAll failed: REAL\"}'; "
+		 "exit 5", junk);
+	write_helper(fx, body);
+	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", NULL), -1);
+	m = mock_spank();
+	assert_int_equal(m->n_errors, 1);
+	assert_true(mock_logged(m->errors, m->n_errors,
+				"ncclCommInitAll failed: REAL"));
+	assert_false(mock_logged(m->errors, m->n_errors, "FAKE"));
+	assert_int_equal(m->n_user, 21);
+	assert_string_equal(m->user[19], "| n7:1:1 [0] NCCL INFO line 30");
+	sn_plugin_fini(&fx->p);
+	/* Without NCCL_DEBUG, what stdout had is not the user's log. */
+	assert_int_equal(run_warmup_step(fx, env_quiet, "comm,fresh", NULL), -1);
+	assert_int_equal(mock_spank()->n_user, 0);
+	assert_int_equal(mock_spank()->n_errors, 1);
 }
 
 static void warmup_reuse_within_a_job(void **state)
@@ -59,7 +153,7 @@ static void warmup_reuse_within_a_job(void **state)
 
 	snprintf(body, sizeof(body),
 		 "echo run >> %s/runs; [ -e %s/fail ] && exit 5; "
-		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
+		 "result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
 		 fx->dir, fx->dir);
 	write_helper(fx, body);
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
@@ -139,7 +233,7 @@ static void warmup_failure_fails_tasks_with_one_message(void **state)
 	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURMD_NODENAME=n7", NULL };
 	char host[256], node[300];
 
-	write_helper(fx, "echo '{\"version\":1,\"status\":\"duplicate_busid\","
+	write_helper(fx, "result '{\"version\":1,\"status\":\"duplicate_busid\","
 			 "\"exit_code\":3,\"message\":\"GPU 0 and GPU 1 both "
 			 "report PCI bus ID 0000:01:00.0\"}'; exit 3");
 
@@ -229,7 +323,7 @@ static void warmup_fabric_passes_the_step(void **state)
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 	snprintf(body, sizeof(body),
 		 "echo run >> %s/runs; printf '%%s\\n' \"$@\" > %s/args; "
-		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
+		 "result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'; exit 0",
 		 fx->dir, fx->dir);
 	write_helper(fx, body);
 	fabric_args(fx, env, "fabric", "fabric_ports=31000-31009", 1, 3, args,
@@ -295,7 +389,7 @@ static void warmup_fabric_passes_the_step(void **state)
 	assert_contains(args, path);
 
 	/* Below the inter-node floor: the network's hint, not NVLink's. */
-	write_helper(fx, "echo '{\"version\":1,\"status\":\"low_bandwidth\","
+	write_helper(fx, "result '{\"version\":1,\"status\":\"low_bandwidth\","
 			 "\"exit_code\":7,\"message\":\"inter-node all-reduce "
 			 "bus bandwidth 7.1 GB/s is below the floor of 10 GB/s\"}'; exit 7");
 	assert_int_equal(run_fabric_step(fx, env, "fabric", NULL, 7, 0, 3), -1);
@@ -356,7 +450,7 @@ static void warmup_root_io_returns_or_refuses(void **state)
 
 	snprintf(body, sizeof(body),
 		 "echo run >> %s/runs; "
-		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'",
+		 "result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'",
 		 fx->dir);
 	write_helper(fx, body);
 	snprintf(arg, sizeof(arg), "record_file=%s/%%n.jsonl", fx->dir);
@@ -426,10 +520,10 @@ static void warmup_container_once_per_node(void **state)
 	char body[1024];
 
 	snprintf(body, sizeof(body),
-		 "echo \"$*\" >> %s/runs; [ -e %s/fail ] && { echo '{\"version\":1,"
+		 "echo \"$*\" >> %s/runs; [ -e %s/fail ] && { result '{\"version\":1,"
 		 "\"status\":\"container_nccl\",\"exit_code\":15,\"fault\":\"job\","
 		 "\"message\":\"no NCCL in the container image ./img.sqsh\"}'; exit 15; }; "
-		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
+		 "result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0,"
 		 "\"summary\":\"warmup ok on n1: 2 GPUs\"}'",
 		 fx->dir, fx->dir);
 	write_helper(fx, body);
@@ -471,6 +565,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(warmup_skips_step_without_gpus),
 		T(warmup_success_is_quiet),
+		T(warmup_result_apart_from_nccl_log),
 		T(warmup_reuse_within_a_job),
 		T(warmup_failure_fails_tasks_with_one_message),
 		T(warmup_policy_warn_lets_step_run),

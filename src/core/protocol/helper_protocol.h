@@ -68,6 +68,12 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_TIMEOUT "timeout"
 #define SN_HELPER_OPT_NODE "node"
 #define SN_HELPER_OPT_JSON "json"
+/*
+ * The --json result on this inherited descriptor instead of stdout, which
+ * NCCL shares (its log goes to stdout when NCCL_DEBUG is set and
+ * NCCL_DEBUG_FILE is not), as do CUDA, net plugins and LD_PRELOADs.
+ */
+#define SN_HELPER_OPT_RESULT_FD "result-fd"
 #define SN_HELPER_OPT_TEARDOWN "teardown"
 #define SN_HELPER_OPT_BYTES "bytes"
 #define SN_HELPER_OPT_MIN_BUSBW "min-busbw"

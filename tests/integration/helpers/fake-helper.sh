@@ -23,8 +23,9 @@
 #   setsid             leaves a sleep that called setsid(): own session
 #   daemon             double fork + setsid, all descriptors closed
 #   flood              10 MiB on stdout and stderr, exit 0
-#   inject             stderr and JSON message with newlines and escape
-#                      sequences forging "spank-nccl:" lines, exit 5
+#   inject             stderr and JSON message (on --result-fd) with
+#                      newlines and escape sequences forging
+#                      "spank-nccl:" lines, exit 5
 #   ids                records getresuid/getresgid/groups and whether
 #                      setuid(0)/seteuid(0)/setgid(0) work, exit 0
 #   sleep              sleeps SN_FAKE_SLEEP seconds (default 2), exit 0
@@ -33,9 +34,11 @@
 #                      duplicate PCI bus IDs (one bad node of several)
 
 node=unknown
+result=1	# where the JSON goes: --result-fd, as nccl-warmup does
 prev=
 for a in "$@"; do
 	[ "$prev" = --node ] && node=$a
+	[ "$prev" = --result-fd ] && result=$a
 	prev=$a
 done
 dir=${SN_FAKE_DIR:-/tmp}
@@ -91,7 +94,7 @@ flood)
 	head -c 10485760 /dev/zero | tr '\0' y >&2
 	exit 0 ;;
 inject)
-	printf '{"exit_code":5,"status":"nccl_error","mode":"comm","message":"bad\\nspank-nccl: FORGED-JSON \\u001b[31mred"}\n'
+	printf '{"exit_code":5,"status":"nccl_error","mode":"comm","message":"bad\\nspank-nccl: FORGED-JSON \\u001b[31mred"}\n' >&"$result"
 	printf 'first\nspank-nccl: FORGED-STDERR \033[2J\r\n' >&2
 	exit 5 ;;
 ids)
