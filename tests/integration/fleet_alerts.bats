@@ -33,6 +33,7 @@ setup() { fleet_setup; }
 	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
 	NCCL_ALGO=Tree failing_step_on_n2 comm
 	# n3: one plugin comm failure (the node's), then a Prolog check pass.
+	sn_node_fake FAKE_CUDA_FAIL=context
 	FAKE_CUDA_FAIL=context run --separate-stderr sn_srun -N1 -w n3 \
 		--gres=gpu:2 --nccl-warmup=comm true
 	sn_assert_failed

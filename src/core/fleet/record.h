@@ -64,6 +64,12 @@ struct sn_record {
 	double elapsed_ms;		/* as the root side measured it */
 	char message[1024];		/* what failed; "" on success */
 	const struct sn_warmup_result *result;	/* NULL: none parsed */
+	/*
+	 * A result of a run the job's user cannot reach (the Prolog's, or
+	 * the plugin's root confirmation: verdict.h), or NULL.  Only it
+	 * feeds the node's metrics: _info, busbw, the per-GPU series.
+	 */
+	const struct sn_warmup_result *trusted;
 };
 
 /*

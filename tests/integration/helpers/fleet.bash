@@ -137,6 +137,7 @@ sample() {
 # A warmup on node $1 that fails (duplicate bus IDs): a failure record.
 failing_warmup_on() {
 	sn_fake_env ok
+	sn_node_fake "FAKE_CUDA_BUSIDS=$DUPLICATE"
 	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w "$1" \
 		--gres=gpu:2 --nccl-warmup=comm true
 	sn_assert_failed
