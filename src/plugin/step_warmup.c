@@ -23,7 +23,7 @@
 
 /* After a clean check as root passed on this node (step_confirm.c). */
 #define SN_CONFIRMED_JOB_HINT \
-	"this node passed a clean check (root, the site's NCCL, no job settings): the job's own NCCL, LD_PRELOAD, NCCL_* settings or processes failed; fix or drop them"
+	"this node passed a clean check (root, the site's NCCL, no job settings), so this is the job's own NCCL, LD_PRELOAD, NCCL_* settings or processes, not a fault of the node: fix or drop them"
 #define SN_CONFIRMED_ENVIRONMENT_HINT \
 	"this node passed a clean check (root, the site's NCCL, no job settings): the failure between the step's nodes is not traced to this node"
 
@@ -259,6 +259,7 @@ static void describe_failure(const struct sn_plugin *p,
 	const struct sn_helper_outcome *o = &run->outcome;
 	char what[1200], tail[512];
 	const char *hint;
+	bool fabric_floor = false;
 	enum sn_fault fault;
 	int code = -1;
 
@@ -291,12 +292,15 @@ static void describe_failure(const struct sn_plugin *p,
 		fault = run->fault;
 		hint = sn_fault_hint(code, fault);
 		/* Below the floor in fabric mode: the network, not NVLink. */
-		if (run->mode == SN_WARMUP_MODE_FABRIC && fault != SN_FAULT_JOB &&
-		    code == SN_WARMUP_LOW_BANDWIDTH)
+		fabric_floor = run->mode == SN_WARMUP_MODE_FABRIC &&
+			       fault != SN_FAULT_JOB &&
+			       code == SN_WARMUP_LOW_BANDWIDTH;
+		if (fabric_floor)
 			hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}
-	/* The node passed the clean check: the failure is not the node's. */
-	if (run->confirm.state == SN_CONFIRM_PASSED)
+	/* The node passed the clean check: the failure is not the node's
+	 * (the network's floor keeps its own advice). */
+	if (run->confirm.state == SN_CONFIRM_PASSED && !fabric_floor)
 		hint = run->fault == SN_FAULT_ENVIRONMENT ?
 		       SN_CONFIRMED_ENVIRONMENT_HINT : SN_CONFIRMED_JOB_HINT;
 	snprintf(buf, len, "warmup failed on node %s (GPUs %s): %s. %s",

@@ -184,6 +184,7 @@ S
 	failing_warmup_on n3 || return 1
 	run --separate-stderr bandwidth_srun
 	sn_assert_status 0
+	prolog_bandwidth_pass n3 "$SLOW_GBPS" || return 1
 	text=$(scrape) || sn_fail "no scrape from node_exporter"
 	promtool check metrics <<<"$text" ||
 		sn_fail "promtool rejects the scrape: $(promtool check metrics <<<"$text" 2>&1)"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Verdicts no job user can forge (issue 30; docs/security.md "Trust"):
-# as the job user, a preload that forges nccl-warmup's result, and a
-# SIGSEGV sent to the user's own helper during init, leave the node's
+# as the job user, a preload that forges nccl-warmup's result, a SIGSEGV
+# sent to the user's own helper during init, and a helper that hangs
+# until its deadline, leave the node's
 # fault count and _info as they were and the record's fault the job's;
 # a real node fault (the node's fake GPUs, sn_node_fake: a root-owned
 # confirm_env= file the job cannot reach) is the node's every time, even
@@ -101,6 +102,21 @@ print(json.loads(sys.stdin.read()).get(sys.argv[1]))' "$1"
 	[ "$(last class)" = crash ] || sn_fail "class $(last class)"
 	[ "$(last fault)" = job ] || sn_fail "fault $(last fault)"
 	[ "$(node_faults)" = 0 ] || sn_fail "node faults: $(cat "$PROM")"
+}
+
+@test "trust: the user's own helper hanging until its deadline is not a node fault" {
+	sn_plugstack_set "record_file=$D/records.jsonl" "prom_dir=$D/prom/%n" \
+		warmup_timeout=3
+	user_step FAKE_NCCL_HANG=init
+	sn_assert_failed
+	[ "$(last class)" = timeout ] || sn_fail "class $(last class)"
+	[ "$(last fault)" = job ] || sn_fail "fault $(last fault)"
+	[ "$(node_faults)" = 0 ] || sn_fail "node faults: $(cat "$PROM")"
+	# A node whose NCCL init really hangs: its clean check times out too.
+	sn_node_fake FAKE_NCCL_HANG=init
+	user_step FAKE_NCCL_HANG=init
+	sn_assert_failed
+	[ "$(last fault)" = node ] || sn_fail "fault $(last fault)"
 }
 
 @test "trust: a real node fault (duplicate bus IDs) is the node's every time, whatever the job's helper says" {

@@ -98,7 +98,7 @@ static void test_confirm_states(void **state)
 	assert_int_equal(sn_confirm_state_of(SN_CLASS_CRASH),
 			 SN_CONFIRM_FAILED);
 	assert_int_equal(sn_confirm_state_of(SN_CLASS_NO_GPUS),
-			 SN_CONFIRM_FAILED);
+			 SN_CONFIRM_INCONCLUSIVE);
 	assert_int_equal(sn_confirm_state_of(SN_CLASS_USAGE),
 			 SN_CONFIRM_INCONCLUSIVE);
 	assert_int_equal(sn_confirm_state_of(SN_CLASS_PEER_FAILED),

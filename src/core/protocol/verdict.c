@@ -20,6 +20,9 @@ enum sn_confirm_state sn_confirm_state_of(enum sn_record_class c)
 	 * container image has (the confirmation is neither): no word on
 	 * the node. */
 	case SN_CLASS_USAGE:
+	/* The step's CUDA_VISIBLE_DEVICES, which an admin's profile may
+	 * have set to nonsense on a step without GPUs, names none. */
+	case SN_CLASS_NO_GPUS:
 	case SN_CLASS_PEER_FAILED:
 	case SN_CLASS_TRANSPORT:
 	case SN_CLASS_FABRIC_SETUP:
@@ -28,8 +31,8 @@ enum sn_confirm_state sn_confirm_state_of(enum sn_record_class c)
 		return SN_CONFIRM_INCONCLUSIVE;
 	/*
 	 * Everything else, seen by root with a clean environment and the
-	 * site's NCCL, is the node's: its GPUs (none visible, duplicate bus
-	 * IDs, health, a leftover process), driver, NCCL, or the site's
+	 * site's NCCL, is the node's: its GPUs (duplicate bus IDs, health,
+	 * a leftover process), driver, NCCL, or the site's
 	 * nccl-warmup (would not start, crashed, hung).
 	 */
 	default:

@@ -143,6 +143,21 @@ failing_warmup_on() {
 	sn_assert_failed
 }
 
+# A Prolog bandwidth pass on node $1 at $2 GB/s (the fake NCCL), recorded
+# by nccl-warmup-record: the node's busbw gauge comes only from runs as
+# root (the Prolog's, the plugin's confirmation), never a job's helper.
+prolog_bandwidth_pass() {
+	local out="$SN_CLUSTER_DIR/tmp/prolog-bandwidth.json"
+	sn_fake_env ok
+	FAKE_NCCL_BUSBW_GBPS=$2 "$(sn_helper_path)" --node "$1" \
+		--mode bandwidth --json >"$out" 2>/dev/null ||
+		sn_fail "the bandwidth warmup failed: $(cat "$out")" || return 1
+	"$(recorder)" --node "$1" --mode bandwidth --exit-status 0 \
+		--source prolog --record-file "$(records)" \
+		--prom-dir "$(fleet_dir)/prom/%n" <"$out" ||
+		sn_fail "nccl-warmup-record failed"
+}
+
 bandwidth_srun() {
 	sn_fake_env ok
 	sn_srun -N3 --gres=gpu:2 --nccl-warmup=bandwidth "$@" \
