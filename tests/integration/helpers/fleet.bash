@@ -149,7 +149,9 @@ failing_warmup_on() {
 prolog_bandwidth_pass() {
 	local out="$SN_CLUSTER_DIR/tmp/prolog-bandwidth.json"
 	sn_fake_env ok
-	FAKE_NCCL_BUSBW_GBPS=$2 "$(sn_helper_path)" --node "$1" \
+	# The Prolog of a job of two GPUs: the steps' GPUs 0 and 1.
+	CUDA_VISIBLE_DEVICES=0,1 FAKE_NCCL_BUSBW_GBPS=$2 \
+		"$(sn_helper_path)" --node "$1" \
 		--mode bandwidth --json >"$out" 2>/dev/null ||
 		sn_fail "the bandwidth warmup failed: $(cat "$out")" || return 1
 	"$(recorder)" --node "$1" --mode bandwidth --exit-status 0 \
