@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "fault.h"
 #include "options.h"
 #include "profile_file.h"
 #include "resolve.h"
@@ -146,6 +147,11 @@ struct sn_warmup_facts {
 	const struct sn_helper_outcome *outcome;
 	const struct sn_warmup_result *result;	/* NULL: none parsed */
 	bool ok;
+	/* A failure's fault (step_confirm.c): never the helper's word. */
+	enum sn_fault fault;
+	/* The root confirmation's result: the node's facts (driver, GPUs,
+	 * NCCL, busbw) for its metrics; NULL: none ran. */
+	const struct sn_warmup_result *trusted;
 	const char *message;			/* the failure, or NULL */
 	bool reused;				/* an earlier verdict reused */
 };

@@ -20,18 +20,8 @@
 #include "record.h"
 #include "sinks.h"
 #include "spank_wrap.h"
+#include "step_confirm.h"
 #include "strutil.h"
-
-static enum sn_record_class outcome_class(const struct sn_helper_outcome *o)
-{
-	if (o->failed_stage != SN_HELPER_STAGE_NONE)
-		return SN_CLASS_HELPER_START;
-	if (o->timed_out)
-		return SN_CLASS_TIMEOUT;
-	if (o->signaled)
-		return SN_CLASS_CRASH;
-	return sn_record_class_of_exit(o->exit_code);
-}
 
 #ifndef SLURM_EXTERN_CONT
 #define SLURM_EXTERN_CONT 0xfffffffc
@@ -111,7 +101,7 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	sn_strlcpy(r->mode, sn_warmup_mode_name(f->mode), sizeof(r->mode));
 	sn_strlcpy(r->gpus_requested, f->gpus, sizeof(r->gpus_requested));
 	r->pass = f->ok;
-	r->class = f->ok ? SN_CLASS_OK : outcome_class(f->outcome);
+	r->class = f->ok ? SN_CLASS_OK : sn_outcome_class(f->outcome);
 	r->exit_code = f->outcome->exited ? f->outcome->exit_code : -1;
 	r->signal = f->outcome->signaled ? f->outcome->signal : 0;
 	r->policy = cfg->warmup_policy == SN_POLICY_WARN ? "warn" : "fail";
@@ -120,7 +110,9 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	if (!f->ok && f->message)
 		snprintf(r->message, sizeof(r->message), "%s", f->message);
 	r->result = f->result;
-	r->fault = sn_record_fault(r->class, f->result);
+	r->trusted = f->trusted;
+	/* Decided by the root side (verdict.h), never the helper's word. */
+	r->fault = f->ok ? SN_FAULT_NONE : f->fault;
 
 	/* The admin's sinks are root's: written as root (privilege.h). */
 	if (sn_priv_enter(&priv, "the warmup record") == 0)

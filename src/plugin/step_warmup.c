@@ -12,6 +12,7 @@
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
+#include "step_confirm.h"
 #include "strutil.h"
 #include "helper_protocol.h"
 #include "warmup_result.h"
@@ -25,6 +26,12 @@
 #define SN_FABRIC_LOW_BANDWIDTH_HINT \
 	"the network between the step's nodes is below the site's inter-node floor (fabric_min_busbw=): check the nodes' InfiniBand/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the NCCL net plugin, and report the nodes named"
 
+/* After a clean check as root passed on this node (step_confirm.c). */
+#define SN_CONFIRMED_JOB_HINT \
+	"this node passed a clean check (root, the site's NCCL, no job settings), so this is the job's own NCCL, LD_PRELOAD, NCCL_* settings or processes, not a fault of the node: fix or drop them"
+#define SN_CONFIRMED_ENVIRONMENT_HINT \
+	"this node passed a clean check (root, the site's NCCL, no job settings): the failure between the step's nodes is not traced to this node"
+
 /* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
 struct step_warmup {
 	char node[256];
@@ -33,6 +40,9 @@ struct step_warmup {
 	struct sn_helper_outcome outcome;
 	struct sn_warmup_result result;
 	bool have_result;
+	/* Whose fault a failure is, after the root confirmation. */
+	enum sn_fault fault;
+	struct sn_step_confirm confirm;
 	/* Mode fabric: what the helper needs to find the other nodes. */
 	char job_id[16], step_id[16], node_index[16], nodes[16];
 	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
@@ -263,6 +273,7 @@ static void describe_failure(const struct sn_plugin *p,
 	const struct sn_helper_outcome *o = &run->outcome;
 	char what[1200], tail[512];
 	const char *hint;
+	bool fabric_floor = false;
 	enum sn_fault fault;
 	int code = -1;
 
@@ -292,14 +303,20 @@ static void describe_failure(const struct sn_plugin *p,
 				 sn_warmup_exit_name(code), code,
 				 tail[0] ? ": " : "", tail);
 		/* A job's own NCCL or settings: never "report the node". */
-		fault = run->have_result ? sn_fault_parse(run->result.fault) :
-					   SN_FAULT_NONE;
+		fault = run->fault;
 		hint = sn_fault_hint(code, fault);
 		/* Below the floor in fabric mode: the network, not NVLink. */
-		if (run->mode == SN_WARMUP_MODE_FABRIC && fault != SN_FAULT_JOB &&
-		    code == SN_WARMUP_LOW_BANDWIDTH)
+		fabric_floor = run->mode == SN_WARMUP_MODE_FABRIC &&
+			       fault != SN_FAULT_JOB &&
+			       code == SN_WARMUP_LOW_BANDWIDTH;
+		if (fabric_floor)
 			hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}
+	/* The node passed the clean check: the failure is not the node's
+	 * (the network's floor keeps its own advice). */
+	if (run->confirm.state == SN_CONFIRM_PASSED && !fabric_floor)
+		hint = run->fault == SN_FAULT_ENVIRONMENT ?
+		       SN_CONFIRMED_ENVIRONMENT_HINT : SN_CONFIRMED_JOB_HINT;
 	snprintf(buf, len, "warmup failed on node %s (GPUs %s): %s. %s",
 		 run->node, run->gpus, what, hint);
 }
@@ -369,6 +386,9 @@ static int record_warmup(const struct sn_plugin *p,
 		.outcome = &run->outcome,
 		.result = run->have_result ? &run->result : NULL,
 		.ok = ok,
+		.fault = run->fault,
+		.trusted = run->confirm.have_result ? &run->confirm.result :
+			   NULL,
 		/* The helper's own words when it said what failed (the
 		 * record escapes them), else the plugin's description. */
 		.message = ok ? NULL :
@@ -437,6 +457,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		sn_str_printable(message, sizeof(message), message);
 		run->outcome.exited = true;
 		run->outcome.exit_code = SN_WARMUP_USAGE;
+		run->fault = SN_FAULT_JOB;
 		ok = false;
 		goto failed;
 	}
@@ -479,6 +500,11 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 
 	message[0] = '\0';
 	if (!ok) {
+		run->fault = sn_step_blame(p, run->node, run->gpus, run->mode,
+					   &run->outcome, run->have_result ?
+					   &run->result : NULL, &run->confirm);
+		if (run->confirm.leave_failed)
+			rc = -1;
 		describe_failure(p, run, message, sizeof(message));
 		sn_str_printable(message, sizeof(message), message);
 	}

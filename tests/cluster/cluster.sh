@@ -250,6 +250,13 @@ sn_plugstack_set() {
 	*) mkdir -p "$SN_CLUSTER_DIR/run"
 	   args="warmup_reuse_dir=$SN_CLUSTER_DIR/run/spank-nccl $args" ;;
 	esac
+	# The node's fake hardware, as the root confirmation of a failed
+	# warmup sees it (sn_node_fake): the job's FAKE_* never reach it.
+	case " $args " in
+	*" confirm_env="*) ;;
+	*) [ -f "$(sn_node_fake_file)" ] || sn_node_fake
+	   args="confirm_env=$(sn_node_fake_file) $args" ;;
+	esac
 	# The cluster's own munged, as slurm.conf's AuthInfo=socket= names it:
 	# the fabric warmup authenticates its nodes through it.
 	case " $args " in
@@ -272,6 +279,26 @@ sn_plugstack_empty() {
 	printf '# no SPANK plugins\n' >"$conf.tmp"
 	chmod 0644 "$conf.tmp"
 	mv -f "$conf.tmp" "$conf"
+}
+
+# The node-level fake hardware: the confirm_env= file (root's, 0644) of
+# the root confirmation that decides a node fault (src/plugin/
+# step_confirm.c): the fake libraries and the FAKE_* assignments given,
+# e.g. sn_node_fake FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0.  Without
+# arguments: healthy GPUs.  A job's own FAKE_* (its environment) reach
+# only its own helper, as a user's preload would.
+sn_node_fake_file() { echo "$SN_CLUSTER_DIR/etc/confirm.env"; }
+sn_node_fake() {
+	local f
+	f=$(sn_node_fake_file)
+	mkdir -p "$(dirname "$f")"
+	{
+		echo "# the nodes' fake GPUs (sn_node_fake)"
+		echo "LD_LIBRARY_PATH=$(sn_fake_lib_dir)"
+		[ $# -eq 0 ] || printf '%s\n' "$@"
+	} >"$f.tmp"
+	chmod 0644 "$f.tmp"
+	mv -f "$f.tmp" "$f"
 }
 
 # Back to what the cluster started with.

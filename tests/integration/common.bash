@@ -35,6 +35,7 @@ sn_file_teardown() {
 sn_test_setup() {
 	local v
 	sn_plugstack_reset
+	sn_node_fake
 	for v in $(compgen -e); do
 		case $v in
 		NCCL_* | PYTORCH_* | SPANK_NCCL_* | SLURM_SPANK_* | FAKE_* | \
@@ -258,6 +259,21 @@ sn_fake_env() {
 	hang) export FAKE_NCCL_HANG=init ;;
 	*) echo "sn_fake_env: unknown scenario $scenario" >&2; return 1 ;;
 	esac
+	# The scenario is the node's hardware: its root confirmation sees it.
+	sn_node_fake_from_env
+}
+
+# The FAKE_* this test exported (FAKE_CUDA_LOG aside: it counts the
+# job's helper runs) as the nodes' fake hardware (sn_node_fake).
+sn_node_fake_from_env() {
+	local v vars=()
+	for v in $(compgen -e); do
+		case $v in
+		FAKE_CUDA_LOG) ;;
+		FAKE_*) vars+=("$v=${!v}") ;;
+		esac
+	done
+	sn_node_fake "${vars[@]}"
 }
 
 # How many processes loaded the fake libcuda since sn_fake_env (the

@@ -203,6 +203,8 @@ teardown() {
 @test "fabric: a node failing a GPU health check (NVML) is the node at fault; the others are peer_failed" {
 	sn_fake_env ok
 	export FAKE_NVML_HOSTS=n2 FAKE_NVML_ECC_UNCORR=4
+	# n2's GPU: its root confirmation sees it too (the node at fault).
+	sn_node_fake_from_env
 	run --separate-stderr fabric_srun
 	sn_assert_failed
 	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"

@@ -120,6 +120,7 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	# The job's NCCL (from its LD_LIBRARY_PATH here) loaded, then could
 	# not build a communicator, with no NCCL_* of the job's: the node's
 	# (NVLink or the fabric manager would fail any NCCL).
+	sn_node_fake FAKE_NCCL_FAIL=init
 	FAKE_NCCL_FAIL=init failing_step_on_n2 comm
 	[ "$(field class <<<"$rec")" = nccl_error ] || sn_fail "$rec"
 	[ "$(field nccl_source <<<"$rec")" = ld_library_path ] || sn_fail "$rec"
@@ -127,6 +128,7 @@ assert n == 3, n' "$SLOW_GBPS" "$FAST_GBPS" <<<"$lines" ||
 	sn_assert_msg "report the node if it persists"
 
 	# A GPU whose memory another process holds: the node's, and said so.
+	sn_node_fake FAKE_CUDA_FAIL=context-oom
 	FAKE_CUDA_FAIL=context-oom failing_step_on_n2 comm
 	sn_assert_msg "already held by other processes"
 	[ "$(field class <<<"$rec")" = cuda_error ] || sn_fail "$rec"
@@ -182,6 +184,7 @@ S
 	failing_warmup_on n3 || return 1
 	run --separate-stderr bandwidth_srun
 	sn_assert_status 0
+	prolog_bandwidth_pass n3 "$SLOW_GBPS" || return 1
 	text=$(scrape) || sn_fail "no scrape from node_exporter"
 	promtool check metrics <<<"$text" ||
 		sn_fail "promtool rejects the scrape: $(promtool check metrics <<<"$text" 2>&1)"

@@ -33,6 +33,7 @@ setup() { fleet_setup; }
 	failing_step_on_n2 "comm,nccl=$(bad_nccl)"
 	NCCL_ALGO=Tree failing_step_on_n2 comm
 	# n3: one plugin comm failure (the node's), then a Prolog check pass.
+	sn_node_fake FAKE_CUDA_FAIL=context
 	FAKE_CUDA_FAIL=context run --separate-stderr sn_srun -N1 -w n3 \
 		--gres=gpu:2 --nccl-warmup=comm true
 	sn_assert_failed
@@ -105,9 +106,11 @@ Y
 @test "fleet: every query of the shipped dashboard returns its series from a real Prometheus scraping node_exporter" {
 	local dash="$SN_SRC_DIR/share/spank-nccl/spank-nccl-dashboard.json"
 	local d="$SN_CLUSTER_DIR/tmp/prometheus" out
-	# n3's textfile exists (a pass) before Prometheus scrapes it.
+	# n3's textfile exists (a pass) before Prometheus scrapes it; its
+	# busbw gauge from a Prolog pass (root's runs only).
 	run --separate-stderr bandwidth_srun
 	sn_assert_status 0
+	prolog_bandwidth_pass n3 "$SLOW_GBPS" || return 1
 	rm -rf "$d"
 	mkdir -p "$d/data"
 	cat >"$d/prometheus.yml" <<Y

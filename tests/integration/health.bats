@@ -29,6 +29,9 @@ teardown() {
 
 warm_srun() {
 	local mode=${WARM_MODE:-check}
+	# The test's FAKE_NVML_* are the node's GPUs: the root confirmation
+	# of a failure sees them too.
+	sn_node_fake_from_env
 	rm -f "$MARKER"
 	sn_srun -n2 --gres=gpu:2 --nccl-warmup="$mode" "$@" touch "$MARKER"
 }

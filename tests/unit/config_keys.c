@@ -182,6 +182,11 @@ static void s_health_busy(const struct sn_config *c, char *o, size_t n)
 	snprintf(o, n, "%llu", c->health.busy_mib);
 }
 
+static void s_confirm_env(const struct sn_config *c, char *o, size_t n)
+{
+	show_path(c->confirm_env, o, n);
+}
+
 static const struct {
 	const char *key;
 	show_fn show;
@@ -209,6 +214,7 @@ static const struct {
 	{ "ras_ports", s_ras_ports },
 	{ "health", s_health },
 	{ "health_busy_mib", s_health_busy },
+	{ "confirm_env", s_confirm_env },
 };
 
 #define N_SHOWS (sizeof(shows) / sizeof(shows[0]))

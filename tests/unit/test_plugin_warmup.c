@@ -192,7 +192,9 @@ static void warmup_reuse_within_a_job(void **state)
 	snprintf(path, sizeof(path), "%s/fail", fx->dir);
 	write_file(path, "", 0644);
 	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", NULL), -1);
-	assert_int_equal(helper_runs(fx), ++expect);
+	/* The failed run and its root confirmation (step_confirm.c). */
+	expect += 2;
+	assert_int_equal(helper_runs(fx), expect);
 	sn_plugin_fini(&fx->p);
 	unlink(path);
 	assert_int_equal(run_warmup_step(fx, env, "comm", NULL), 0);
@@ -513,6 +515,83 @@ static void container_step(struct fixture *fx, const char *value,
 	assert_int_equal(helper_runs(fx), runs_before);
 }
 
+/* Slurps PATH (a record file) into BUF. */
+static void read_text(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+/*
+ * Issue 30: the job's helper forges wrong data and "fault":"node" (exit
+ * 6); the root confirmation, which sees none of the job's environment,
+ * passes: the record's fault is the job's.  A node fault the clean check
+ * finds (confirm_env= sets the node's fake duplicate bus IDs) is the
+ * node's, whatever the job's helper said.
+ */
+static void warmup_blame_needs_a_failed_confirmation(void **state)
+{
+	struct fixture *fx = *state;
+	char *env[] = { "CUDA_VISIBLE_DEVICES=0,1", "FORGE=1", NULL };
+	char body[1024], arg[192], record[512], host[256], path[192];
+	static char text[65536];
+
+	snprintf(body, sizeof(body),
+		 "echo \"forge=$FORGE node_bad=$NODE_BAD uid=$(id -u)\" >> %s/runs; "
+		 "if [ -n \"$FORGE\" ]; then echo '{\"version\":1,\"status\":\"wrong_result\","
+		 "\"exit_code\":6,\"fault\":\"node\",\"message\":\"forged\"}'; exit 6; fi; "
+		 "if [ -n \"$NODE_BAD\" ]; then echo '{\"version\":1,\"status\":\"duplicate_busid\","
+		 "\"exit_code\":3,\"fault\":\"node\",\"message\":\"GPU 0 and GPU 1 both report PCI bus ID 0000:01:00.0\"}'; exit 3; fi; "
+		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'",
+		 fx->dir);
+	write_helper(fx, body);
+	snprintf(arg, sizeof(arg), "record_file=%s/%%n.jsonl", fx->dir);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	snprintf(record, sizeof(record), "%s/%s.jsonl", fx->dir, host);
+
+	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", arg), -1);
+	assert_int_equal(helper_runs(fx), 2);
+	/* The confirmation got none of the job's environment. */
+	read_text(record, text, sizeof(text));
+	assert_contains(text, "\"class\":\"wrong_result\"");
+	assert_contains(text, "\"fault\":\"job\"");
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"this node passed a clean check"));
+	sn_plugin_fini(&fx->p);
+	snprintf(path, sizeof(path), "%s/runs", fx->dir);
+	read_text(path, text, sizeof(text));
+	assert_contains(text, "forge=1 node_bad=");
+	assert_contains(text, "\nforge= node_bad=");
+	if (geteuid() != 0)
+		return;	/* confirm_env= must be root's */
+
+	/* A node fault the clean check finds: the node's. */
+	unlink(record);
+	snprintf(path, sizeof(path), "%s/confirm.env", fx->dir);
+	write_file(path, "# the node's fake GPUs\nNODE_BAD=1\n", 0644);
+	snprintf(fx->arg_reuse, sizeof(fx->arg_reuse), "confirm_env=%s", path);
+	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", arg), -1);
+	assert_int_equal(helper_runs(fx), 4);
+	read_text(record, text, sizeof(text));
+	assert_contains(text, "\"fault\":\"node\"");
+	sn_plugin_fini(&fx->p);
+
+	/* A confirm_env= others may write is refused: no node is blamed. */
+	unlink(record);
+	chmod(path, 0666);
+	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", arg), -1);
+	assert_int_equal(helper_runs(fx), 5);
+	read_text(record, text, sizeof(text));
+	assert_contains(text, "\"fault\":\"job\"");
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"not writable by group or others"));
+}
+
 static void warmup_container_once_per_node(void **state)
 {
 	struct fixture *fx = *state;
@@ -551,7 +630,10 @@ static void warmup_container_once_per_node(void **state)
 	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
 	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
 	assert_int_equal(sn_step_task_init(&fx->p, sp), -1);
-	assert_int_equal(helper_runs(fx), 2);
+	/* The job's run, then the root confirmation of its failure (a
+	 * host-side warmup here: no container pid), which says nothing of
+	 * the node (container_nccl): the helper's "job" stands. */
+	assert_int_equal(helper_runs(fx), 3);
 	assert_int_equal(mock_spank()->n_errors, 1);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"no NCCL in the container image ./img.sqsh"));
@@ -576,6 +658,7 @@ int main(void)
 		T(warmup_fabric_passes_the_step),
 		T(warmup_root_io_returns_or_refuses),
 		T(warmup_container_once_per_node),
+		T(warmup_blame_needs_a_failed_confirmation),
 #undef T
 	};
 

@@ -50,6 +50,8 @@ static void fill(struct sn_record *r, struct sn_warmup_result *res)
 	r->policy = "fail";
 	r->elapsed_ms = 1600;
 	r->result = res;
+	/* As from a root run (the Prolog, a confirmation). */
+	r->trusted = res;
 }
 
 static void parse_helper(struct sn_warmup_result *res)
@@ -426,6 +428,30 @@ static void test_prom_state(void **state)
 	snprintf(r.mode, sizeof(r.mode), "bandwidth");
 	sn_prom_state_add(&st, &r);
 	assert_true(sn_prom_state_get(&st, KEY("last_busbw_bytes_per_second")) == 12.5e9);
+	/* The job's helper's words alone (no root run): none of the node's
+	 * facts change, and no per-GPU series is added (issue 30). */
+	{
+		static struct sn_warmup_result forged;
+		size_t before = st.n;
+
+		forged = res;
+		forged.busbw_gbps = 999;
+		forged.n_gpus = 1;
+		snprintf(forged.gpus[0].uuid, sizeof(forged.gpus[0].uuid),
+			 "GPU-forged");
+		forged.gpus[0].nccl_mem_mib = 1;
+		snprintf(forged.driver_version,
+			 sizeof(forged.driver_version), "forged");
+		r.result = &forged;
+		r.trusted = NULL;
+		sn_prom_state_add(&st, &r);
+		assert_true(sn_prom_state_get(&st, KEY("last_busbw_bytes_per_second")) == 12.5e9);
+		assert_int_equal(st.n, before);
+		len = sn_prom_render(&st, &r, text, sizeof(text));
+		assert_null(strstr(text, "forged"));
+		r.result = &res;
+		r.trusted = &res;
+	}
 	/* _info keeps the node's NCCL: a job's own does not churn it. */
 	snprintf(res.nccl_version, sizeof(res.nccl_version), "2.21.5");
 	snprintf(res.nccl_source, sizeof(res.nccl_source), "system");

@@ -16,7 +16,7 @@
 	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
 	"fabric_transport, fabric_min_busbw, fabric_munge_socket, " \
 	"ras, ras_ports, " \
-	"health, health_busy_mib"
+	"health, health_busy_mib, confirm_env"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
 #define MAX_MIN_BUSBW_GBPS 100000.0
 
@@ -352,6 +352,13 @@ static int parse_health_busy(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
+static int parse_confirm_env(struct sn_config *cfg, const char *value,
+			     const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->confirm_env, sizeof(cfg->confirm_env),
+			      value, arg, err);
+}
+
 static const struct key_def keys[] = {
 	{ "profiles", parse_profiles },
 	{ "default_profiles", parse_default_profiles },
@@ -376,6 +383,7 @@ static const struct key_def keys[] = {
 	{ "ras_ports", parse_ras_ports },
 	{ "health", parse_health },
 	{ "health_busy_mib", parse_health_busy },
+	{ "confirm_env", parse_confirm_env },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

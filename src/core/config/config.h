@@ -93,6 +93,13 @@ struct sn_config {
 	 */
 	struct sn_health_policy health;
 	bool health_given;
+	/*
+	 * confirm_env=: a root-owned file of NAME=VALUE lines, the whole
+	 * environment (beside PATH and the step's CUDA_VISIBLE_DEVICES) of
+	 * the root confirmation that decides a node fault (verdict.h);
+	 * "" = none.
+	 */
+	char confirm_env[PATH_MAX];
 };
 
 void sn_config_defaults(struct sn_config *cfg);

@@ -348,6 +348,8 @@ int sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 		rc |= observe(st, F_PHASE, labels, phase_le, N_PHASE_LE,
 			      res->phase_ms[i] / 1e3);
 	}
+	/* The node's own facts only from a run its users cannot reach. */
+	res = r->trusted;
 	/* A fabric warmup's busbw is the network's, not this node's GPUs'. */
 	if (res && res->busbw_gbps > 0 && isfinite(res->busbw_gbps) &&
 	    strcmp(r->mode, "fabric") != 0) {

@@ -33,6 +33,8 @@ bool sn_record_class_is_own_fault(const char *name);
 /*
  * Whose fault a record of class C is (fault.h): the helper's word RES
  * where it ended by itself (sn_fault_from_helper), else the class's.
+ * Only for a helper root ran in root's environment (the Prolog's
+ * nccl-warmup-record); a job's helper is decided by verdict.h.
  */
 enum sn_fault sn_record_fault(enum sn_record_class c,
 			      const struct sn_warmup_result *res);
@@ -64,6 +66,12 @@ struct sn_record {
 	double elapsed_ms;		/* as the root side measured it */
 	char message[1024];		/* what failed; "" on success */
 	const struct sn_warmup_result *result;	/* NULL: none parsed */
+	/*
+	 * A result of a run the job's user cannot reach (the Prolog's, or
+	 * the plugin's root confirmation: verdict.h), or NULL.  Only it
+	 * feeds the node's metrics: _info, busbw, the per-GPU series.
+	 */
+	const struct sn_warmup_result *trusted;
 };
 
 /*

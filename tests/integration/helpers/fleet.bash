@@ -137,9 +137,27 @@ sample() {
 # A warmup on node $1 that fails (duplicate bus IDs): a failure record.
 failing_warmup_on() {
 	sn_fake_env ok
+	sn_node_fake "FAKE_CUDA_BUSIDS=$DUPLICATE"
 	FAKE_CUDA_BUSIDS=$DUPLICATE run --separate-stderr sn_srun -N1 -w "$1" \
 		--gres=gpu:2 --nccl-warmup=comm true
 	sn_assert_failed
+}
+
+# A Prolog bandwidth pass on node $1 at $2 GB/s (the fake NCCL), recorded
+# by nccl-warmup-record: the node's busbw gauge comes only from runs as
+# root (the Prolog's, the plugin's confirmation), never a job's helper.
+prolog_bandwidth_pass() {
+	local out="$SN_CLUSTER_DIR/tmp/prolog-bandwidth.json"
+	sn_fake_env ok
+	# The Prolog of a job of two GPUs: the steps' GPUs 0 and 1.
+	CUDA_VISIBLE_DEVICES=0,1 FAKE_NCCL_BUSBW_GBPS=$2 \
+		"$(sn_helper_path)" --node "$1" \
+		--mode bandwidth --json >"$out" 2>/dev/null ||
+		sn_fail "the bandwidth warmup failed: $(cat "$out")" || return 1
+	"$(recorder)" --node "$1" --mode bandwidth --exit-status 0 \
+		--source prolog --record-file "$(records)" \
+		--prom-dir "$(fleet_dir)/prom/%n" <"$out" ||
+		sn_fail "nccl-warmup-record failed"
 }
 
 bandwidth_srun() {
