@@ -138,9 +138,12 @@ static int run_confirm(const struct sn_plugin *p, const char *node,
 	char *argv[32], *envp[CONFIRM_ENV_MAX_VARS + 3];
 	char *text;
 	int argc = 0, rc;
+	char result_fd[16];
 	struct sn_error err;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
+		/* Its own result pipe, as the job's warmup (step_warmup.c). */
+		.result_fd = SN_HELPER_RESULT_FD,
 		/* Root, for good, in the child: the job user cannot signal,
 		 * ptrace or preload into it. */
 		.drop_privileges = true,
@@ -164,6 +167,7 @@ static int run_confirm(const struct sn_plugin *p, const char *node,
 	if (mode == SN_WARMUP_MODE_FABRIC)
 		mode = SN_WARMUP_MODE_COMM;
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
+	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
 	argv[argc++] = (char *)cfg->warmup_helper;
 	argv[argc++] = "--" SN_HELPER_OPT_MODE;
 	argv[argc++] = (char *)sn_warmup_mode_name(mode);
@@ -172,6 +176,8 @@ static int run_confirm(const struct sn_plugin *p, const char *node,
 	argv[argc++] = "--" SN_HELPER_OPT_NODE;
 	argv[argc++] = (char *)node;
 	argv[argc++] = "--" SN_HELPER_OPT_JSON;
+	argv[argc++] = "--" SN_HELPER_OPT_RESULT_FD;
+	argv[argc++] = result_fd;
 	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
 	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
 	if (cfg->warmup_nccl[0]) {
@@ -229,8 +235,9 @@ enum sn_fault sn_step_blame(const struct sn_plugin *p, const char *node,
 	    run_confirm(p, node, gpus, mode, c) == 0) {
 		c->class = sn_outcome_class(&c->outcome);
 		c->state = sn_confirm_state_of(c->class);
-		if (c->outcome.out_len &&
-		    sn_warmup_result_parse(c->outcome.out, c->outcome.out_len,
+		if (c->outcome.result_len &&
+		    sn_warmup_result_parse(c->outcome.result,
+					   c->outcome.result_len,
 					   &c->result, &err) == 0)
 			c->have_result = true;
 		sn_log_info("confirmation of a failed warmup on %s (nccl-warmup as root, clean environment): %s, class %s, in %.0f ms",

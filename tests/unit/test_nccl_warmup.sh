@@ -315,6 +315,13 @@ case $out$err in *"/proc/"*) fail "a /proc path leaked into the output";; esac
 # changes the environment at all.
 env NCCL_ALGO=Ring sleep 300 &
 task=$!
+# Until sleep is executed, /proc/PID/environ is still the shell's (a race
+# that failed this case once on a loaded machine): wait for the exec.
+for _ in $(seq 500); do
+	tr '\0' '\n' <"/proc/$task/environ" 2>/dev/null |
+		grep -qx NCCL_ALGO=Ring && break
+	sleep 0.01
+done
 for max in 0 2; do
 	name=env-guard-container-$max
 	# shellcheck disable=SC2086
