@@ -108,12 +108,34 @@ setup() { sn_test_setup; }
 		max_split_size_mb:128,expandable_segments:True 1
 }
 
-@test "merge keeps the user's own expandable_segments:False and says so" {
-	PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False run --separate-stderr \
+# PyTorch reads both names, the version decides which wins: the tasks get
+# the user's value under both, and the one notice says so.
+@test "merge keeps the user's expandable_segments:False under either name, for both names" {
+	local mine other
+	for mine in PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF; do
+		other=PYTORCH_ALLOC_CONF
+		[ "$mine" = PYTORCH_ALLOC_CONF ] && other=PYTORCH_CUDA_ALLOC_CONF
+		export "$mine=expandable_segments:False"
+		run --separate-stderr \
+			sn_srun --nccl-profile=expandable-segments env
+		unset "$mine"
+		sn_assert_status 0
+		sn_assert_env_all PYTORCH_CUDA_ALLOC_CONF expandable_segments:False 1
+		sn_assert_env_all PYTORCH_ALLOC_CONF expandable_segments:False 1
+		sn_assert_env_all NCCL_GRAPH_REGISTER 0 1
+		[ "$(sn_count_msgs 'keeping yours')" -eq 1 ] ||
+			sn_fail "$mine: expected one notice"
+		sn_assert_msg "^spank-nccl: $mine in your environment has \"expandable_segments:False\"; profile \"expandable-segments\" wants \"expandable_segments:True\": keeping yours, also as $other \\(the same setting\\)"
+	done
+	# The user's other keys under one name reach both, with the profile's.
+	PYTORCH_ALLOC_CONF=max_split_size_mb:64 run --separate-stderr \
 		sn_srun --nccl-profile=expandable-segments env
 	sn_assert_status 0
-	sn_assert_env_all PYTORCH_CUDA_ALLOC_CONF expandable_segments:False 1
-	sn_assert_msg 'PYTORCH_CUDA_ALLOC_CONF'
+	sn_assert_env_all PYTORCH_CUDA_ALLOC_CONF \
+		max_split_size_mb:64,expandable_segments:True 1
+	sn_assert_env_all PYTORCH_ALLOC_CONF \
+		max_split_size_mb:64,expandable_segments:True 1
+	sn_assert_no_msgs
 }
 
 @test "refused: unknown profile (srun, sbatch, salloc) lists known ones" {
