@@ -237,6 +237,19 @@ setup() { sn_test_setup; }
 		sn_fail "expandable-segments not listed"
 	grep -q 'ppo-tree' <<<"$all" || sn_fail "ppo-tree not listed"
 	[ ! -e "$marker" ] || sn_fail "the command ran"
+	# Every variable a profile sets, under its description (issue 31).
+	grep -qxF '                           merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True; merge PYTORCH_ALLOC_CONF expandable_segments:True; default NCCL_GRAPH_REGISTER=0' <<<"$output" ||
+		sn_fail "expandable-segments' operations not listed"
+	grep -q '\*' <<<"$output" && sn_fail "a site default marked, none set"
+	# The site's defaults are marked, and the mark explained.
+	sn_plugstack_set default_profiles=quiet-logs
+	run --separate-stderr sn_srun --nccl-profile=list true
+	sn_assert_status 0
+	grep -qE '^  quiet-logs \* +NCCL_DEBUG=WARN' <<<"$output" ||
+		sn_fail "quiet-logs not marked as a site default"
+	[ "$(grep -c '\*' <<<"$output")" -eq 2 ] || sn_fail "expected one mark"
+	grep -qxF '  * a site default: applied to every step (default_profiles=) unless --nccl-profile=none' <<<"$output" ||
+		sn_fail "the mark is not explained"
 	# Descriptions come from the file: use the test file to know them.
 	sn_plugstack_set "profiles=$(sn_write_test_profiles)"
 	run --separate-stderr sn_sbatch --nccl-profile=list --wrap "touch $marker"

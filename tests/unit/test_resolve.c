@@ -354,6 +354,32 @@ static void test_plan_outlives_set(void **state)
 	sn_plan_free(&plan);
 }
 
+/* --nccl-profile=list shows every operation, in the file's words. */
+static void test_ops_format(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		const char *profile, *expect;
+	} cases[] = {
+		{ "seg-on-both", "merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True; merge PYTORCH_ALLOC_CONF expandable_segments:True" },
+		{ "tree-again", "set NCCL_ALGO=Tree; default NCCL_DEBUG=WARN" },
+		{ "tree-forced", "force set NCCL_ALGO=Tree" },
+		{ "algo-unset", "unset NCCL_ALGO" },
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sn_profile_ops_format(sn_profile_set_find(&fx->set,
+							  cases[i].profile),
+				      buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].expect);
+	}
+	/* Cut: said so. */
+	sn_profile_ops_format(sn_profile_set_find(&fx->set, "tree-again"), buf,
+			      20);
+	assert_string_equal(buf, "set NCCL_ALGO=Tr...");
+}
+
 static void test_names(void **state)
 {
 	struct fixture *fx = *state;
@@ -410,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_list_is_not_a_plan),
 		cmocka_unit_test(test_plan_outlives_set),
+		cmocka_unit_test(test_ops_format),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names_overflow),
 	};

@@ -206,6 +206,38 @@ void sn_profile_names(const struct sn_profile_set *set, char *buf, size_t len)
 	}
 }
 
+void sn_profile_ops_format(const struct sn_profile *profile, char *buf,
+			   size_t len)
+{
+	static const char *const kind[] = {
+		[SN_OP_SET] = "set", [SN_OP_DEFAULT] = "default",
+		[SN_OP_MERGE] = "merge", [SN_OP_UNSET] = "unset",
+	};
+	size_t used = 0, i;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < profile->n_ops && used < len; i++) {
+		const struct sn_env_op *op = &profile->ops[i];
+		char value[200] = "";
+		int n;
+
+		if (op->value)
+			sn_str_printable(value, sizeof(value), op->value);
+		n = snprintf(buf + used, len - used, "%s%s%s %s%s%s",
+			     i ? "; " : "", op->force ? "force " : "",
+			     kind[op->kind], op->var,
+			     op->kind == SN_OP_UNSET ? "" :
+			     op->kind == SN_OP_MERGE ? " " : "=", value);
+		if (n < 0)
+			return;
+		used += (size_t)n;
+	}
+	if (used >= len && len >= 4)
+		strcpy(buf + len - 4, "...");
+}
+
 static int lookup_all(const struct sn_profile_set *set,
 		      const struct sn_profile_request *req, bool site,
 		      const struct sn_profile **out, struct sn_error *err)
