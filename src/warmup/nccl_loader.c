@@ -125,11 +125,10 @@ static int resolve(struct wu_run *run, struct wu_nccl *nc, void *handle,
 
 		if (!fn)
 			return wu_fail(run, nccl_unusable(src),
-				       "the NCCL at %s (%s, version %s) lacks %s: NCCL " WU_NCCL_MIN " or newer is needed; point the step at another NCCL (--nccl-warmup=...,nccl=PATH)",
-				       path[0] ? path : "(unknown path)",
-				       wu_nccl_source_name(src),
-				       version[0] ? version : "unknown",
-				       syms[i].name);
+				       "NCCL %s (%s) lacks %s: NCCL " WU_NCCL_MIN " or newer is needed; point the step at another NCCL (--nccl-warmup=...,nccl=PATH)" SN_DETAIL_SEP "the NCCL at %s",
+				       version[0] ? version : "(unknown version)",
+				       wu_nccl_source_name(src), syms[i].name,
+				       path[0] ? path : "(unknown path)");
 		memcpy((char *)nc + syms[i].offset, &fn, sizeof(fn));
 	}
 	run->nc = nc;

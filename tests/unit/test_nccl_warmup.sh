@@ -259,7 +259,8 @@ expect_err "invalid --nccl 'lib/libnccl.so.2': give the absolute path"
 
 run missing-symbol -- --json --nccl "$fake/nccl-old"
 expect_rc 5; expect_shape
-expect_err "the NCCL at $fake/nccl-old/libnccl.so.2 (user, version 2.12.12) lacks ncclCommInitRankConfig: NCCL 2.14 or newer is needed"
+expect_err "NCCL 2.12.12 (user) lacks ncclCommInitRankConfig: NCCL 2.14 or newer is needed"
+expect_err "; detail: the NCCL at $fake/nccl-old/libnccl.so.2"
 expect_json '"nccl_version":"2.12.12"'
 
 # No NCCL anywhere: the system's search must come up empty too, which a
