@@ -46,7 +46,7 @@ expect_rc 0; ok_json
 expect_err "1 GPU: a single rank tests no NVLink/PCIe peer or network transport and no ring/tree algorithm"
 run one-gpu-tree CUDA_VISIBLE_DEVICES=0 NCCL_ALGO=Tree -- --json
 expect_rc 5; expect_shape
-expect_err "NCCL_ALGO=Tree on NCCL 2."
+expect_err "NCCL_ALGO=Tree leaves broadcast no algorithm on NCCL 2."
 expect_err "this 1-GPU node's single rank cannot run it"
 expect_json '"failed_op":"broadcast"'
 run one-gpu-tree-ring CUDA_VISIBLE_DEVICES=0 "NCCL_ALGO=ring,tree;allreduce:tree" -- --json
