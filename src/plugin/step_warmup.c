@@ -18,7 +18,7 @@
 
 /* Exit 7 of a fabric warmup: its floor is fabric_min_busbw=, between nodes. */
 #define SN_FABRIC_LOW_BANDWIDTH_HINT \
-	"the network between the step's nodes is below the site's floor (fabric_min_busbw=): check their IB/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME, and report the nodes"
+	"the network between the nodes is below fabric_min_busbw=: check their IB/RoCE links, NCCL_IB_HCA, NCCL_SOCKET_IFNAME; report the nodes"
 
 /* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
 struct step_warmup {
