@@ -363,16 +363,24 @@ bool sn_step_container_user_init(struct sn_plugin *p, spank_t sp,
 	return true;
 }
 
-void sn_step_tell(struct sn_plugin *p, bool error, const char *line)
+/* TEXT's lines ('\n' between) each as its own "spank-nccl: " line. */
+void sn_step_tell(struct sn_plugin *p, bool error, const char *text)
 {
+	const char *line = text, *end;
+
 	if (p->in_agent && p->gate) {
-		snprintf(p->gate->line, sizeof(p->gate->line), "%s", line);
+		snprintf(p->gate->line, sizeof(p->gate->line), "%s", text);
 		p->gate->line_error = error;
-	} else if (error) {
-		sn_log_error("%s", line);
-	} else {
-		sn_log_user("%s", line);
+		return;
 	}
+	do {
+		end = strchrnul(line, '\n');
+		if (error)
+			sn_log_error("%.*s", (int)(end - line), line);
+		else
+			sn_log_user("%.*s", (int)(end - line), line);
+		line = end + 1;
+	} while (*end);
 }
 
 void sn_step_tell_lines(struct sn_plugin *p, const char *lines)

@@ -24,13 +24,13 @@
 
 /* Exit 7 of a fabric warmup: its floor is fabric_min_busbw=, between nodes. */
 #define SN_FABRIC_LOW_BANDWIDTH_HINT \
-	"the network between the step's nodes is below the site's inter-node floor (fabric_min_busbw=): check the nodes' InfiniBand/RoCE links (ibstat), NCCL_IB_HCA, NCCL_SOCKET_IFNAME and the NCCL net plugin, and report the nodes named"
+	"the network between the nodes is below fabric_min_busbw=: check their IB/RoCE links, NCCL_IB_HCA, NCCL_SOCKET_IFNAME; report the nodes"
 
 /* After a clean check as root passed on this node (step_confirm.c). */
 #define SN_CONFIRMED_JOB_HINT \
-	"this node passed a clean check (root, the site's NCCL, no job settings), so this is the job's own NCCL, LD_PRELOAD, NCCL_* settings or processes, not a fault of the node: fix or drop them"
+	"this node passed a clean check (root, the site's NCCL, no job settings), so the job's NCCL, LD_PRELOAD, NCCL_* or processes failed, not a fault of the node: fix or drop them"
 #define SN_CONFIRMED_ENVIRONMENT_HINT \
-	"this node passed a clean check (root, the site's NCCL, no job settings): the failure between the step's nodes is not traced to this node"
+	"this node passed a clean check (root, the site's NCCL, no job settings), so the failure between the nodes is not traced to it: see the other nodes' messages"
 
 /* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
 struct step_warmup {
@@ -266,59 +266,73 @@ static void stderr_tail(const struct sn_helper_outcome *o, char *buf,
 	snprintf(buf, len, "%.*s", (int)(end - start), start);
 }
 
-static void describe_failure(const struct sn_plugin *p,
+/* The user's three lines (sn_fault_tell) of a failed run, into BUF. */
+static void describe_failure(const struct sn_plugin *p, spank_t sp,
 			     const struct step_warmup *run, char *buf,
 			     size_t len)
 {
 	const struct sn_helper_outcome *o = &run->outcome;
-	char what[1200], tail[512];
-	const char *hint;
+	char what[1200], tail[512], nccl_debug[32];
+	struct sn_fault_tell_in in = {
+		.node = run->node,
+		.gpus = run->gpus,
+		.message = what,
+		.verbose = p->warmup_req.verbose,
+	};
 	bool fabric_floor = false;
 	enum sn_fault fault;
 	int code = -1;
 
 	stderr_tail(o, tail, sizeof(tail));
+	/* The user's side writes both: no forged lines. */
+	sn_str_printable(tail, sizeof(tail), tail);
+	if (sn_spank_getenv(sp, "NCCL_DEBUG", nccl_debug,
+			    sizeof(nccl_debug)) == 1)
+		in.nccl_debug = nccl_debug;
 	if (o->failed_stage != SN_HELPER_STAGE_NONE) {
 		snprintf(what, sizeof(what), "could not %s %s: %s",
 			 sn_helper_stage_name(o->failed_stage),
 			 p->cfg.warmup_helper, strerror(o->failed_errno));
-		hint = "the node's spank-nccl installation is broken; ask your admins (warmup_helper= in plugstack.conf)";
+		in.hint = "the node's spank-nccl installation is broken: ask your admins (warmup_helper= in plugstack.conf)";
 	} else if (o->timed_out) {
 		snprintf(what, sizeof(what),
 			 "nccl-warmup did not finish within %u s and was killed",
 			 p->cfg.warmup_timeout_s);
-		hint = sn_warmup_exit_hint(SN_WARMUP_TIMEOUT);
+		in.hint = sn_warmup_exit_hint(SN_WARMUP_TIMEOUT);
+		in.nccl_advice = true;
 	} else if (o->signaled) {
 		snprintf(what, sizeof(what),
 			 "nccl-warmup was killed by signal %d (%s)%s%s",
-			 o->signal, strsignal(o->signal), tail[0] ? ": " : "",
-			 tail);
-		hint = "the CUDA or NCCL library crashed; check the node's driver and the job's LD_LIBRARY_PATH/LD_PRELOAD, and report it to your admins";
+			 o->signal, strsignal(o->signal),
+			 tail[0] ? SN_DETAIL_SEP : "", tail);
+		in.hint = "the CUDA or NCCL library crashed: check the node's driver and the job's LD_LIBRARY_PATH/LD_PRELOAD, and report it to your admins";
 	} else {
 		code = o->exit_code;
 		if (run->have_result && run->result.message[0])
-			snprintf(what, sizeof(what), "%s", run->result.message);
+			sn_str_printable(what, sizeof(what),
+					 run->result.message);
 		else
 			snprintf(what, sizeof(what), "%s (exit code %d)%s%s",
 				 sn_warmup_exit_name(code), code,
 				 tail[0] ? ": " : "", tail);
 		/* A job's own NCCL or settings: never "report the node". */
 		fault = run->fault;
-		hint = sn_fault_hint(code, fault);
+		in.hint = sn_fault_hint(code, fault);
+		in.nccl_advice = code == SN_WARMUP_NCCL_ERROR ||
+				 code == SN_WARMUP_TIMEOUT;
 		/* Below the floor in fabric mode: the network, not NVLink. */
 		fabric_floor = run->mode == SN_WARMUP_MODE_FABRIC &&
 			       fault != SN_FAULT_JOB &&
 			       code == SN_WARMUP_LOW_BANDWIDTH;
 		if (fabric_floor)
-			hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
+			in.hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}
 	/* The node passed the clean check: the failure is not the node's
 	 * (the network's floor keeps its own advice). */
 	if (run->confirm.state == SN_CONFIRM_PASSED && !fabric_floor)
-		hint = run->fault == SN_FAULT_ENVIRONMENT ?
-		       SN_CONFIRMED_ENVIRONMENT_HINT : SN_CONFIRMED_JOB_HINT;
-	snprintf(buf, len, "warmup failed on node %s (GPUs %s): %s. %s",
-		 run->node, run->gpus, what, hint);
+		in.hint = run->fault == SN_FAULT_ENVIRONMENT ?
+			  SN_CONFIRMED_ENVIRONMENT_HINT : SN_CONFIRMED_JOB_HINT;
+	sn_fault_tell(&in, buf, len);
 }
 
 /*
@@ -405,7 +419,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	struct sn_helper_outcome *res;
 	struct step_warmup *run;
 	struct sn_error err;
-	char message[2048];
+	char message[2048], record_line[2048];
 	bool ok;
 	int rc = 0;
 
@@ -505,11 +519,14 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 					   &run->result : NULL, &run->confirm);
 		if (run->confirm.leave_failed)
 			rc = -1;
-		describe_failure(p, run, message, sizeof(message));
-		sn_str_printable(message, sizeof(message), message);
+		describe_failure(p, sp, run, message, sizeof(message));
 	}
 failed:
-	if (record_warmup(p, ids, run, ok, message) < 0)
+	/* The record holds one line. */
+	snprintf(record_line, sizeof(record_line), "%s", message);
+	for (char *nl = strchr(record_line, '\n'); nl; nl = strchr(nl, '\n'))
+		*nl = ' ';
+	if (record_warmup(p, ids, run, ok, record_line) < 0)
 		rc = -1;
 	if (ok) {
 		/* A health check at warn: said to the user, step runs. */

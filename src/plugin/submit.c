@@ -19,17 +19,40 @@
 
 extern char **environ;
 
-static void print_profile_list(const struct sn_profile_set *set)
+static bool site_default(const struct sn_profile_request *defaults,
+			 const char *name)
 {
+	for (size_t i = 0; !defaults->none && i < defaults->count; i++)
+		if (strcmp(defaults->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Each profile: its name (" *" for a site default), description and what
+ * it sets, in the file's words. */
+static void print_profile_list(const struct sn_profile_set *set,
+			       const struct sn_profile_request *defaults)
+{
+	char ops[1024], name[40];
+	bool any_default = false;
 	size_t i;
 
 	printf("spank-nccl: profiles in %s:\n", set->path);
-	for (i = 0; i < set->n_profiles; i++)
-		printf("  %-24s %s\n", set->profiles[i].name,
-		       set->profiles[i].description ?
-		       set->profiles[i].description : "");
+	for (i = 0; i < set->n_profiles; i++) {
+		const struct sn_profile *prof = &set->profiles[i];
+		bool site = site_default(defaults, prof->name);
+
+		any_default = any_default || site;
+		snprintf(name, sizeof(name), "%s%s", prof->name,
+			 site ? " *" : "");
+		sn_profile_ops_format(prof, ops, sizeof(ops));
+		printf("  %-24s %s\n  %-24s %s\n", name,
+		       prof->description ? prof->description : "", "", ops);
+	}
 	if (set->n_profiles == 0)
 		printf("  (none)\n");
+	if (any_default)
+		printf("  * a site default: applied to every step (default_profiles=) unless --nccl-profile=none\n");
 	fflush(stdout);
 }
 
@@ -73,7 +96,7 @@ int sn_submit_check_profiles(struct sn_plugin *p, const char *source)
 			sn_log_error("%s=list: %s", source, err.msg);
 			return -1;
 		}
-		print_profile_list(&p->profiles);
+		print_profile_list(&p->profiles, &p->cfg.default_profiles);
 		exit(0);
 	}
 	if (!sn_plan_needed(p))

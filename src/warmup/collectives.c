@@ -178,9 +178,10 @@ static void nccl_env(char *out, size_t len)
 	for (char **e = environ; e && *e; e++) {
 		int n;
 
-		/* Not NCCL_DEBUG* or the RAS address ras=step sets: only
-		 * what shapes NCCL could be the cause. */
-		if (!sn_fault_is_nccl_setting(*e))
+		/* Only what NCCL reads and could be the cause: not
+		 * NCCL_DEBUG*, the RAS address ras=step sets or labels. */
+		if (!sn_fault_is_nccl_setting(*e) ||
+		    !sn_nccl_env_read_by_nccl(*e))
 			continue;
 		n = snprintf(out + used, len - used, "%s%s", used ? " " : "",
 			     *e);
@@ -192,21 +193,35 @@ static void nccl_env(char *out, size_t len)
 		snprintf(out, len, "none");
 }
 
-/* Records the failure of OP: its name, NCCL's error, the NCCL_* set, and
- * where the fix lives. */
+/*
+ * Records the failure of OP: what failed and, when the job's NCCL_ALGO
+ * leaves OP without an algorithm (NCCL >= 2.24), that setting and its
+ * fix; NCCL's error and the NCCL_* set are detail (SN_DETAIL_SEP).
+ */
 static int op_fail(struct wu_run *run, enum wu_coll op, ncclResult_t rc,
 		   ncclComm_t comm, const char *what)
 {
-	char text[WU_MESSAGE_MAX / 2], env[256];
+	char text[WU_MESSAGE_MAX / 2], env[256], cause[256] = "";
+	const char *algo = getenv("NCCL_ALGO");
 
 	wu_nccl_error_text(run, rc, comm, text, sizeof(text));
 	nccl_env(env, sizeof(env));
+	if (rc == ncclInvalidUsage && algo && *algo && op != WU_COLL_ALLREDUCE)
+		snprintf(cause, sizeof(cause),
+			 "NCCL_ALGO=%.64s leaves it no algorithm on NCCL >= 2.24: unset NCCL_ALGO",
+			 algo);
 	pthread_mutex_lock(&run->lock);
 	run->failed_op = (int)op;
 	pthread_mutex_unlock(&run->lock);
+	if (!cause[0])
+		return wu_fail(run, SN_WARMUP_NCCL_ERROR,
+			       "NCCL %s failed: %s" SN_DETAIL_SEP "%s; NCCL_* in effect: %s; a job would fail the same way at its first %s",
+			       wu_coll_name(op), text, what, env,
+			       wu_coll_name(op));
 	return wu_fail(run, SN_WARMUP_NCCL_ERROR,
-		       "NCCL %s failed (%s): %s; NCCL_* in effect: %s; a job would fail the same way at its first %s: fix the job's NCCL_* (NCCL_ALGO=Tree alone breaks broadcast/all-gather/reduce-scatter on NCCL >= 2.24: see the rule nccl-algo-tree-everywhere, use --nccl-profile=ppo-tree)",
-		       wu_coll_name(op), what, text, env, wu_coll_name(op));
+		       "NCCL %s failed: %s" SN_DETAIL_SEP "%s (%s); NCCL_* in effect: %s; a job would fail the same way at its first %s; NCCL_ALGO=\"ring,tree;allreduce:tree\" keeps Tree for all-reduce",
+		       wu_coll_name(op), cause, text, what, env,
+		       wu_coll_name(op));
 }
 
 /* Launches OP on every rank and waits until NCCL and the GPU are done. */

@@ -19,17 +19,17 @@ static void memory_held(const struct wu_run *run, char *out, size_t len)
 	if (run->cu->mem_get_info &&
 	    run->cu->mem_get_info(&free_b, &total_b) == CUDA_SUCCESS &&
 	    total_b > 0)
-		snprintf(out, len, "; the GPU's memory is already held by other processes: %zu MiB free of %zu MiB (nvidia-smi names them)",
+		snprintf(out, len, "the GPU's memory is already held by other processes: %zu MiB free of %zu MiB (nvidia-smi names them)",
 			 free_b >> 20, total_b >> 20);
 	else
-		snprintf(out, len, "; the GPU's memory is already held by other processes (free memory unknown: no CUDA context to ask; nvidia-smi names them)");
+		snprintf(out, len, "the GPU's memory is already held by other processes (nvidia-smi names them)" SN_DETAIL_SEP "free memory unknown: no CUDA context to ask");
 }
 
 int wu_cuda_fail(struct wu_run *run, CUresult rc, const char *call)
 {
 	const char *name = NULL;
 	const char *text = NULL;
-	char held[192] = "";
+	char held[256] = "";
 
 	/* Both return CUDA_ERROR_INVALID_VALUE (and NULL) for a code the
 	 * driver does not know. */
@@ -37,11 +37,18 @@ int wu_cuda_fail(struct wu_run *run, CUresult rc, const char *call)
 		name = NULL;
 	if (run->cu->get_error_string(rc, &text) != CUDA_SUCCESS)
 		text = NULL;
-	if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+	/* Held memory first: what the user reads of a long message. */
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
 		memory_held(run, held, sizeof(held));
-	return wu_fail(run, SN_WARMUP_CUDA_ERROR, "%s failed: %s (%d): %s%s",
+		return wu_fail(run, SN_WARMUP_CUDA_ERROR,
+			       "%s failed: %s%s%s (%d): %s", call, held,
+			       strstr(held, SN_DETAIL_SEP) ? "; " : SN_DETAIL_SEP,
+			       name ? name : "CUDA_ERROR", (int)rc,
+			       text ? text : "unknown error");
+	}
+	return wu_fail(run, SN_WARMUP_CUDA_ERROR, "%s failed: %s (%d): %s",
 		       call, name ? name : "CUDA_ERROR", (int)rc,
-		       text ? text : "unknown error", held);
+		       text ? text : "unknown error");
 }
 
 void wu_nccl_error_text(const struct wu_run *run, ncclResult_t rc,

@@ -125,11 +125,10 @@ static int resolve(struct wu_run *run, struct wu_nccl *nc, void *handle,
 
 		if (!fn)
 			return wu_fail(run, nccl_unusable(src),
-				       "the NCCL at %s (%s, version %s) lacks %s: NCCL " WU_NCCL_MIN " or newer is needed; point the step at another NCCL (--nccl-warmup=...,nccl=PATH)",
-				       path[0] ? path : "(unknown path)",
-				       wu_nccl_source_name(src),
-				       version[0] ? version : "unknown",
-				       syms[i].name);
+				       "NCCL %s (%s) lacks %s: NCCL " WU_NCCL_MIN " or newer is needed; point the step at another NCCL (--nccl-warmup=...,nccl=PATH)" SN_DETAIL_SEP "the NCCL at %s",
+				       version[0] ? version : "(unknown version)",
+				       wu_nccl_source_name(src), syms[i].name,
+				       path[0] ? path : "(unknown path)");
 		memcpy((char *)nc + syms[i].offset, &fn, sizeof(fn));
 	}
 	run->nc = nc;
@@ -152,9 +151,10 @@ static int open_named(struct wu_run *run, struct wu_nccl *nc,
 	if (h)
 		return resolve(run, nc, h, src);
 	why = dlerror();
+	/* dlerror() names FILE itself. */
 	return wu_fail(run, nccl_unusable(src),
-		       "cannot load the NCCL named by %s, %s: %s", how, file,
-		       why ? why : "unknown error");
+		       "cannot load the NCCL named by %s: %s", how,
+		       why ? why : file);
 }
 
 /* The first LD_LIBRARY_PATH directory holding libnccl.so.2. */
@@ -207,9 +207,23 @@ int wu_nccl_load(struct wu_run *run, struct wu_nccl *nc)
 			return resolve(run, nc, h, WU_NCCL_PRELOAD);
 	}
 	if (opt->nccl_user[0]) {
+		struct stat st;
+
+		/* What the user typed, once: --nccl-warmup=...,nccl=PATH. */
+		if (stat(opt->nccl_user, &st) < 0) {
+			pthread_mutex_lock(&run->lock);
+			run->nccl_tried = WU_NCCL_USER;
+			pthread_mutex_unlock(&run->lock);
+			return wu_fail(run, nccl_unusable(WU_NCCL_USER),
+				       "--nccl-warmup=...,nccl=%s: %s does not exist",
+				       opt->nccl_user,
+				       opt->nccl_user[strlen(opt->nccl_user) - 1] == '/' ?
+				       "directory" : "file or directory");
+		}
 		named_file(opt->nccl_user, file, sizeof(file));
-		return open_named(run, nc, file, WU_NCCL_USER,
-				  "--nccl (the step's nccl=)");
+		snprintf(how, sizeof(how), "--nccl-warmup=...,nccl=%s",
+			 opt->nccl_user);
+		return open_named(run, nc, file, WU_NCCL_USER, how);
 	}
 	if (ldpath && find_in_path(ldpath, file, sizeof(file)))
 		return open_named(run, nc, file, WU_NCCL_LD_LIBRARY_PATH,

@@ -57,7 +57,7 @@ int wu_one_gpu_check(struct wu_run *run)
 		run->failed_op = WU_COLL_BROADCAST;
 		pthread_mutex_unlock(&run->lock);
 		return wu_fail(run, SN_WARMUP_NCCL_ERROR,
-			       "NCCL_ALGO=%.64s on NCCL %s leaves broadcast/all-gather/reduce-scatter without an algorithm on more than one rank: this 1-GPU node's single rank cannot run it, the job's first multi-rank broadcast would fail; refused (rule nccl-algo-tree-everywhere): use NCCL_ALGO=\"ring,tree;allreduce:tree\" (--nccl-profile=ppo-tree)",
+			       "NCCL_ALGO=%.64s leaves broadcast no algorithm on NCCL %s (>= 2.24): unset NCCL_ALGO" SN_DETAIL_SEP "all-gather and reduce-scatter neither, on more than one rank: this 1-GPU node's single rank cannot run it, the job's first multi-rank broadcast would fail; refused (rule nccl-algo-tree-everywhere); NCCL_ALGO=\"ring,tree;allreduce:tree\" keeps Tree for all-reduce",
 			       algo, run->nccl_version);
 	}
 	wu_note(run, "1 GPU: a single rank tests no NVLink/PCIe peer or network transport and no ring/tree algorithm");

@@ -106,7 +106,8 @@ tasks_ran_on() {
 	run --separate-stderr warm3
 	sn_assert_failed
 	tasks_ran_on
-	sn_assert_msg 'node n2 .*CUDA failure \(exit code 4\)\. '
+	# What failed where, on a line of its own (the why and the fix follow).
+	sn_assert_msg 'node n2 \(GPUs [^)]*\): CUDA failure \(exit code 4\)$'
 }
 
 @test "faults: 10 MiB on stdout and stderr is bounded and does not stall" {
@@ -255,7 +256,7 @@ EOF
 		--nccl-warmup=comm touch "$MARKER.x"
 	sn_assert_failed
 	[ ! -e "$MARKER.x" ] || sn_fail "tasks ran"
-	sn_assert_msg 'node n2 \(GPUs junk\): .*(no visible GPU|No GPU|no GPU)'
+	sn_assert_msg 'node n2 \(GPUs junk\): .*(no visible|No GPU|no GPU)'
 	# Empty: no GPU in this step, nothing to check.
 	run --separate-stderr sn_srun -N3 --nccl-profile=cvd-empty \
 		--nccl-warmup=comm touch "$MARKER.y"

@@ -108,12 +108,34 @@ setup() { sn_test_setup; }
 		max_split_size_mb:128,expandable_segments:True 1
 }
 
-@test "merge keeps the user's own expandable_segments:False and says so" {
-	PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False run --separate-stderr \
+# PyTorch reads both names, the version decides which wins: the tasks get
+# the user's value under both, and the one notice says so.
+@test "merge keeps the user's expandable_segments:False under either name, for both names" {
+	local mine other
+	for mine in PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF; do
+		other=PYTORCH_ALLOC_CONF
+		[ "$mine" = PYTORCH_ALLOC_CONF ] && other=PYTORCH_CUDA_ALLOC_CONF
+		export "$mine=expandable_segments:False"
+		run --separate-stderr \
+			sn_srun --nccl-profile=expandable-segments env
+		unset "$mine"
+		sn_assert_status 0
+		sn_assert_env_all PYTORCH_CUDA_ALLOC_CONF expandable_segments:False 1
+		sn_assert_env_all PYTORCH_ALLOC_CONF expandable_segments:False 1
+		sn_assert_env_all NCCL_GRAPH_REGISTER 0 1
+		[ "$(sn_count_msgs 'keeping yours')" -eq 1 ] ||
+			sn_fail "$mine: expected one notice"
+		sn_assert_msg "^spank-nccl: $mine in your environment has \"expandable_segments:False\"; profile \"expandable-segments\" wants \"expandable_segments:True\": keeping yours, also as $other \\(the same setting\\)"
+	done
+	# The user's other keys under one name reach both, with the profile's.
+	PYTORCH_ALLOC_CONF=max_split_size_mb:64 run --separate-stderr \
 		sn_srun --nccl-profile=expandable-segments env
 	sn_assert_status 0
-	sn_assert_env_all PYTORCH_CUDA_ALLOC_CONF expandable_segments:False 1
-	sn_assert_msg 'PYTORCH_CUDA_ALLOC_CONF'
+	sn_assert_env_all PYTORCH_CUDA_ALLOC_CONF \
+		max_split_size_mb:64,expandable_segments:True 1
+	sn_assert_env_all PYTORCH_ALLOC_CONF \
+		max_split_size_mb:64,expandable_segments:True 1
+	sn_assert_no_msgs
 }
 
 @test "refused: unknown profile (srun, sbatch, salloc) lists known ones" {
@@ -215,6 +237,19 @@ setup() { sn_test_setup; }
 		sn_fail "expandable-segments not listed"
 	grep -q 'ppo-tree' <<<"$all" || sn_fail "ppo-tree not listed"
 	[ ! -e "$marker" ] || sn_fail "the command ran"
+	# Every variable a profile sets, under its description (issue 31).
+	grep -qxF '                           merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True; merge PYTORCH_ALLOC_CONF expandable_segments:True; default NCCL_GRAPH_REGISTER=0' <<<"$output" ||
+		sn_fail "expandable-segments' operations not listed"
+	grep -q '\*' <<<"$output" && sn_fail "a site default marked, none set"
+	# The site's defaults are marked, and the mark explained.
+	sn_plugstack_set default_profiles=quiet-logs
+	run --separate-stderr sn_srun --nccl-profile=list true
+	sn_assert_status 0
+	grep -qE '^  quiet-logs \* +NCCL_DEBUG=WARN' <<<"$output" ||
+		sn_fail "quiet-logs not marked as a site default"
+	[ "$(grep -c '\*' <<<"$output")" -eq 2 ] || sn_fail "expected one mark"
+	grep -qxF '  * a site default: applied to every step (default_profiles=) unless --nccl-profile=none' <<<"$output" ||
+		sn_fail "the mark is not explained"
 	# Descriptions come from the file: use the test file to know them.
 	sn_plugstack_set "profiles=$(sn_write_test_profiles)"
 	run --separate-stderr sn_sbatch --nccl-profile=list --wrap "touch $marker"

@@ -91,6 +91,56 @@ static const struct apply_case cases[] = {
 	{ "force merge PYTORCH_CUDA_ALLOC_CONF k:v\n",
 	  { "PYTORCH_CUDA_ALLOC_CONF=k:1,x:2,k:3" },
 	  "PYTORCH_CUDA_ALLOC_CONF=k:v,x:2,k:v", 1, 0, 1, NULL },
+	/*
+	 * Two names of one setting (env_alias.h): the shipped
+	 * expandable-segments profile, each direction.  The user's old name:
+	 * both names keep the user's value, the notice says so.
+	 */
+#define SEG "merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\n" \
+	    "merge PYTORCH_ALLOC_CONF expandable_segments:True\n" \
+	    "default NCCL_GRAPH_REGISTER=0\n"
+	{ SEG, { "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False" },
+	  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False;PYTORCH_ALLOC_CONF=expandable_segments:False;NCCL_GRAPH_REGISTER=0",
+	  2, 0, 1,
+	  "PYTORCH_CUDA_ALLOC_CONF in your environment has \"expandable_segments:False\"; profile \"prof\" wants \"expandable_segments:True\": keeping yours, also as PYTORCH_ALLOC_CONF (the same setting) (remove expandable_segments from PYTORCH_CUDA_ALLOC_CONF to use the profile)" },
+	/* The new name. */
+	{ SEG, { "PYTORCH_ALLOC_CONF=expandable_segments:False" },
+	  "PYTORCH_ALLOC_CONF=expandable_segments:False;PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False;NCCL_GRAPH_REGISTER=0",
+	  2, 0, 1,
+	  "PYTORCH_ALLOC_CONF in your environment has \"expandable_segments:False\"; profile \"prof\" wants \"expandable_segments:True\": keeping yours, also as PYTORCH_CUDA_ALLOC_CONF (the same setting) (remove expandable_segments from PYTORCH_ALLOC_CONF to use the profile)" },
+	/* Other keys under one name reach both names with the profile's. */
+	{ SEG, { "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128" },
+	  "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True;PYTORCH_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True;NCCL_GRAPH_REGISTER=0",
+	  3, 0, 0, NULL },
+	/* Both names: the key under either is the user's; the other name
+	 * gets no profile value either. */
+	{ SEG, { "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False",
+		 "PYTORCH_ALLOC_CONF=max_split_size_mb:128" },
+	  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False;PYTORCH_ALLOC_CONF=max_split_size_mb:128;NCCL_GRAPH_REGISTER=0",
+	  1, 0, 1,
+	  "PYTORCH_CUDA_ALLOC_CONF in your environment has \"expandable_segments:False\"; profile \"prof\" wants \"expandable_segments:True\": keeping yours (remove expandable_segments from PYTORCH_CUDA_ALLOC_CONF to use the profile)" },
+	{ SEG, { "PYTORCH_CUDA_ALLOC_CONF=a:1", "PYTORCH_ALLOC_CONF=b:2" },
+	  "PYTORCH_CUDA_ALLOC_CONF=a:1,expandable_segments:True;PYTORCH_ALLOC_CONF=b:2,expandable_segments:True;NCCL_GRAPH_REGISTER=0",
+	  3, 0, 0, NULL },
+	/* Forced, on one name only: the user's name is replaced as well. */
+	{ "force merge PYTORCH_ALLOC_CONF expandable_segments:True\n",
+	  { "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False,a:1" },
+	  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,a:1;PYTORCH_ALLOC_CONF=expandable_segments:True,a:1",
+	  2, 0, 1,
+	  "profile \"prof\" replaced \"expandable_segments:False\" with \"expandable_segments:True\" in your PYTORCH_CUDA_ALLOC_CONF, also as PYTORCH_ALLOC_CONF (the same setting)" },
+	{ "force set PYTORCH_CUDA_ALLOC_CONF=backend:native\n",
+	  { "PYTORCH_CUDA_ALLOC_CONF=x:1", "PYTORCH_ALLOC_CONF=y:2" },
+	  "PYTORCH_CUDA_ALLOC_CONF=backend:native;PYTORCH_ALLOC_CONF=backend:native",
+	  2, 0, 2,
+	  "profile \"prof\" replaced your PYTORCH_CUDA_ALLOC_CONF=\"x:1\" with \"backend:native\"" },
+	/* Set on the other name: kept, and the unset name gets the user's. */
+	{ "set PYTORCH_ALLOC_CONF=backend:native\n",
+	  { "PYTORCH_CUDA_ALLOC_CONF=x:1" },
+	  "PYTORCH_CUDA_ALLOC_CONF=x:1;PYTORCH_ALLOC_CONF=x:1", 1, 0, 1,
+	  "PYTORCH_CUDA_ALLOC_CONF is already set to \"x:1\" in your environment; profile \"prof\" wants \"backend:native\": keeping yours, also as PYTORCH_ALLOC_CONF (the same setting) (unset it to use the profile)" },
+	/* Nothing set by the user: only the names the profile gives. */
+	{ "merge PYTORCH_ALLOC_CONF expandable_segments:True\n", { NULL },
+	  "PYTORCH_ALLOC_CONF=expandable_segments:True", 1, 0, 0, NULL },
 	/* several merges into one variable, and everything together */
 	{ "merge X a:1\nmerge X b:2\n", { NULL }, "X=a:1,b:2", 1, 0, 0, NULL },
 	{ "merge X a:1\nmerge X b:2\n", { "X=b:2" }, "X=b:2,a:1", 1, 0, 0, NULL },

@@ -108,6 +108,128 @@ static void test_fault_hints(void **state)
 			    sn_warmup_exit_hint(SN_WARMUP_CUDA_ERROR));
 }
 
+/* Counts LINES of TEXT and the characters the user reads of them, each
+ * line with its "spank-nccl: ". */
+static size_t told(const char *text, int *lines)
+{
+	size_t n = 0;
+
+	*lines = 1;
+	for (const char *p = text; *p; p++)
+		if (*p == '\n')
+			++*lines;
+		else
+			n++;
+	return n + (size_t)*lines * strlen("spank-nccl: ");
+}
+
+/*
+ * Every exit class, whoever is at fault: three lines (failed where; why;
+ * what to do), SN_FAULT_TELL_MAX characters at most however long the
+ * helper's message, never NCCL's debug advice, never both parties.
+ */
+static void test_fault_tell_every_class(void **state)
+{
+	static const enum sn_fault faults[] = {
+		SN_FAULT_NODE, SN_FAULT_JOB, SN_FAULT_ENVIRONMENT,
+	};
+	char message[1200], out[2048];
+	int lines;
+
+	(void)state;
+	snprintf(message, sizeof(message), "NCCL communicator init (rank 0) failed: unhandled system error (run with NCCL_DEBUG=WARN for details) (2): %0200d" SN_DETAIL_SEP "NCCL_* in effect: NCCL_ALGO=Tree", 7);
+	for (int code = 1; code <= SN_WARMUP_EXIT_LAST; code++) {
+		for (size_t f = 0; f < sizeof(faults) / sizeof(faults[0]); f++) {
+			const char *hint = sn_fault_hint(code, faults[f]);
+			struct sn_fault_tell_in in = {
+				.node = "gpu-node-0173", .gpus = "0,1,2,3,4,5,6,7",
+				.message = message, .hint = hint,
+				/* As the plugin asks for it. */
+				.nccl_advice = code == SN_WARMUP_NCCL_ERROR ||
+					       code == SN_WARMUP_TIMEOUT,
+			};
+			char *l2, *l3;
+
+			sn_fault_tell(&in, out, sizeof(out));
+			if (told(out, &lines) > SN_FAULT_TELL_MAX || lines != 3)
+				fail_msg("code %d fault %zu: %zu chars, %d lines: %s",
+					 code, f, told(out, &lines), lines, out);
+			if (strncmp(out, "warmup failed on node gpu-node-0173 (GPUs 0,1,2,3,4,5,6,7): NCCL communicator init (rank 0)", 91) != 0)
+				fail_msg("code %d fault %zu: %s", code, f, out);
+			assert_contains(out, "...\n");	/* cut, and says so */
+			assert_not_contains(out, "for details)");
+			assert_not_contains(out, "NCCL_* in effect");
+			l2 = strchr(out, '\n') + 1;
+			l3 = strchr(l2, '\n') + 1;
+			/* Why, then what to do: both said. */
+			assert_true(l3 - l2 > 10 && strlen(l3) > 10);
+			assert_true(strncmp(l2, hint, (size_t)(l3 - l2 - 1)) == 0);
+			if (in.nccl_advice)
+				assert_contains(l3, "NCCL_DEBUG=INFO shows");
+			if (strstr(out, "not a fault of the node"))
+				assert_not_contains(out, "report the node");
+			assert_not_contains(out, "--nccl-profile=");
+		}
+	}
+}
+
+/* Advice the user already followed is not given; detail under verbose. */
+static void test_fault_tell_cases(void **state)
+{
+	static const char algo[] = "NCCL broadcast failed: NCCL_ALGO=Tree leaves it no algorithm on NCCL >= 2.24: unset NCCL_ALGO" SN_DETAIL_SEP "invalid usage (run with NCCL_DEBUG=WARN for details) (5); NCCL_* in effect: NCCL_ALGO=Tree NCCL_DEBUG=INFO";
+	struct sn_fault_tell_in in = {
+		.node = "n1", .gpus = "0,1", .message = algo,
+		.hint = sn_fault_hint(SN_WARMUP_NCCL_ERROR, SN_FAULT_JOB),
+		.nccl_debug = "INFO", .nccl_advice = true,
+	};
+	char out[2048];
+	int lines;
+
+	(void)state;
+	sn_fault_tell(&in, out, sizeof(out));
+	assert_string_equal(out,
+		"warmup failed on node n1 (GPUs 0,1): NCCL broadcast failed: NCCL_ALGO=Tree leaves it no algorithm on NCCL >= 2.24: unset NCCL_ALGO\n"
+		"the job's NCCL or NCCL_* setting failed, not a fault of the node\n"
+		"fix or unset the setting named above");
+	assert_true(told(out, &lines) <= SN_FAULT_TELL_MAX);
+	/* NCCL_DEBUG=WARN (not INFO) set: INFO is worth saying. */
+	in.nccl_debug = "WARN";
+	sn_fault_tell(&in, out, sizeof(out));
+	assert_contains(out, "fix or unset the setting named above (NCCL_DEBUG=INFO shows why)");
+	in.nccl_debug = "trace";
+	sn_fault_tell(&in, out, sizeof(out));
+	assert_not_contains(out, "NCCL_DEBUG=INFO shows");
+	/* verbose: a fourth line, all of the helper's message. */
+	in.verbose = true;
+	sn_fault_tell(&in, out, sizeof(out));
+	told(out, &lines);
+	assert_int_equal(lines, 4);
+	assert_contains(out, "\ndetail: NCCL broadcast failed: ");
+	assert_contains(out, "NCCL_* in effect: NCCL_ALGO=Tree NCCL_DEBUG=INFO");
+	/* A wrong nccl=: said once, with the option the user typed. */
+	in.verbose = false;
+	in.message = "--nccl-warmup=...,nccl=/x: file or directory does not exist";
+	sn_fault_tell(&in, out, sizeof(out));
+	assert_contains(out, "(GPUs 0,1): --nccl-warmup=...,nccl=/x: file or directory does not exist\n");
+	/* A tiny buffer: cut, terminated. */
+	sn_fault_tell(&in, out, 16);
+	assert_int_equal(strlen(out), 15);
+}
+
+/* "NCCL_* in effect" lists what NCCL reads: not images' labels. */
+static void test_nccl_env_read_by_nccl(void **state)
+{
+	(void)state;
+	assert_true(sn_nccl_env_read_by_nccl("NCCL_ALGO=Tree"));
+	assert_true(sn_nccl_env_read_by_nccl("NCCL_DEBUG=INFO"));
+	assert_true(sn_nccl_env_read_by_nccl("NCCL_VERSIONS=1"));
+	assert_false(sn_nccl_env_read_by_nccl("NCCL_VERSION=2.28.3-1"));
+	assert_false(sn_nccl_env_read_by_nccl("NCCL_HOME=/opt/nccl"));
+	assert_false(sn_nccl_env_read_by_nccl("NCCL_LIB_DIR=/x"));
+	assert_false(sn_nccl_env_read_by_nccl("TORCH_NCCL_ASYNC=1"));
+	assert_false(sn_nccl_env_read_by_nccl("NCCL_ALGO"));
+}
+
 static void test_table_in_code_order(void **state)
 {
 	size_t i, j;
@@ -288,6 +410,9 @@ int main(void)
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_busbw_and_teardown),
 		cmocka_unit_test(test_fabric_transport),
+		cmocka_unit_test(test_fault_tell_every_class),
+		cmocka_unit_test(test_fault_tell_cases),
+		cmocka_unit_test(test_nccl_env_read_by_nccl),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

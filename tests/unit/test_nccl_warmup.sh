@@ -119,7 +119,7 @@ expect_err "ncclGetUniqueId failed"
 
 run nccl-allreduce FAKE_NCCL_FAIL=allreduce -- --json
 expect_rc 5
-expect_err "NCCL allreduce failed (async): unhandled cuda error"
+expect_err "NCCL allreduce failed: unhandled cuda error"; expect_err "; detail: async; NCCL_* in effect: none"
 expect_json '"failed_op":"allreduce"'
 
 run wrong-result FAKE_NCCL_WRONG_RESULT=1 -- --json
@@ -250,14 +250,17 @@ expect_rc 0
 expect_json '"nccl_source":"ld_library_path"'
 run named-missing -- --json --nccl /nonexistent/nccl
 expect_rc 5; expect_shape
-expect_err "cannot load the NCCL named by --nccl (the step's nccl=), /nonexistent/nccl"
+# Said once, as the user typed it (issue 31).
+expect_err "--nccl-warmup=...,nccl=/nonexistent/nccl: file or directory does not exist"
+expect_no_err "cannot load"
 run named-relative -- --nccl lib/libnccl.so.2
 expect_rc 1
 expect_err "invalid --nccl 'lib/libnccl.so.2': give the absolute path"
 
 run missing-symbol -- --json --nccl "$fake/nccl-old"
 expect_rc 5; expect_shape
-expect_err "the NCCL at $fake/nccl-old/libnccl.so.2 (user, version 2.12.12) lacks ncclCommInitRankConfig: NCCL 2.14 or newer is needed"
+expect_err "NCCL 2.12.12 (user) lacks ncclCommInitRankConfig: NCCL 2.14 or newer is needed"
+expect_err "; detail: the NCCL at $fake/nccl-old/libnccl.so.2"
 expect_json '"nccl_version":"2.12.12"'
 
 # No NCCL anywhere: the system's search must come up empty too, which a

@@ -34,7 +34,14 @@ static const char profiles[] =
 	"set NCCL_ALGO=Ring\n"
 	"set NCCL_SITE=1\n"
 	"[profile site-other]\n"
-	"set NCCL_SITE=2\n";
+	"set NCCL_SITE=2\n"
+	"[profile seg-on-both]\n"
+	"merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\n"
+	"merge PYTORCH_ALLOC_CONF expandable_segments:True\n"
+	"[profile seg-off-new]\n"
+	"merge PYTORCH_ALLOC_CONF expandable_segments:False\n"
+	"[profile site-alloc-new]\n"
+	"merge PYTORCH_ALLOC_CONF expandable_segments:False\n";
 
 struct fixture {
 	struct sn_profile_set set;
@@ -171,6 +178,10 @@ static void test_conflicts(void **state)
 		{ "ppo-tree,seg-off", "profiles \"ppo-tree\" and \"seg-off\" both merge key \"expandable_segments\" into PYTORCH_CUDA_ALLOC_CONF, as \"expandable_segments:True\" and \"expandable_segments:False\": request only one of them" },
 		{ "split,alloc-set", "disagree on PYTORCH_CUDA_ALLOC_CONF" },
 		{ "tree-forced,algo-unset", "wants to force set it to \"Tree\"" },
+		/* Two names of one setting (env_alias.h) are one variable. */
+		{ "ppo-tree,seg-off-new", "profiles \"ppo-tree\" and \"seg-off-new\" both merge key \"expandable_segments\" into PYTORCH_CUDA_ALLOC_CONF/PYTORCH_ALLOC_CONF (one setting), as \"expandable_segments:True\" and \"expandable_segments:False\": request only one of them" },
+		{ "seg-on-both,seg-off-new", "both merge key \"expandable_segments\" into PYTORCH_CUDA_ALLOC_CONF/PYTORCH_ALLOC_CONF (one setting)" },
+		{ "alloc-set,seg-off-new", "disagree on PYTORCH_CUDA_ALLOC_CONF/PYTORCH_ALLOC_CONF (one setting)" },
 	};
 	struct sn_plan plan;
 	struct sn_error err;
@@ -211,6 +222,16 @@ static void test_agreeing_collapse(void **state)
 	assert_true(op->force);
 	assert_string_equal(op->profile, "tree-forced");
 	sn_plan_free(&plan);
+	/* Two names of one setting, the same value: both names stay, the
+	 * apply gives them one value (test_env_apply). */
+	assert_int_equal(resolve(state, NULL, "seg-on-both,ppo-tree", &plan,
+				 &err), 0);
+	assert_int_equal(plan.n_ops, 3);
+	assert_string_equal(find_op(&plan, "PYTORCH_ALLOC_CONF")->profile,
+			    "seg-on-both");
+	assert_string_equal(find_op(&plan, "PYTORCH_CUDA_ALLOC_CONF")->profile,
+			    "seg-on-both");
+	sn_plan_free(&plan);
 	/* Merges of different keys into one variable coexist. */
 	assert_int_equal(resolve(state, NULL, "ppo-tree,split", &plan, &err), 0);
 	assert_int_equal(plan.n_ops, 3);
@@ -245,6 +266,12 @@ static void test_site_default_replaced(void **state)
 	assert_int_equal(resolve(state, "alloc-set", "split", &plan, &err), 0);
 	assert_int_equal(plan.n_ops, 1);
 	assert_int_equal(plan.ops[0].kind, SN_OP_MERGE);
+	sn_plan_free(&plan);
+	/* A site default on the other name of one setting is replaced too. */
+	assert_int_equal(resolve(state, "site-alloc-new", "ppo-tree", &plan,
+				 &err), 0);
+	assert_null(find_op(&plan, "PYTORCH_ALLOC_CONF"));
+	assert_string_equal(plan.names, "ppo-tree");
 	sn_plan_free(&plan);
 	/* Requesting a site default again lists it once. */
 	assert_int_equal(resolve(state, "quiet-logs", "quiet-logs,ppo-tree",
@@ -287,7 +314,7 @@ static void test_unknown(void **state)
 	struct sn_error err;
 
 	assert_int_equal(resolve(state, NULL, "ppo-tree,xyz", &plan, &err), -1);
-	assert_string_equal(err.msg, "unknown profile \"xyz\"; known profiles: ppo-tree, foo, tree-again, tree-default, tree-forced, algo-unset, algo-merge, seg-off, split, alloc-set, quiet-logs, site-ring, site-other (see --nccl-profile=list)");
+	assert_string_equal(err.msg, "unknown profile \"xyz\"; known profiles: ppo-tree, foo, tree-again, tree-default, tree-forced, algo-unset, algo-merge, seg-off, split, alloc-set, quiet-logs, site-ring, site-other, seg-on-both, seg-off-new, site-alloc-new (see --nccl-profile=list)");
 	assert_null(plan.ops);
 	assert_int_equal(resolve(state, "gone", "ppo-tree", &plan, &err), -1);
 	assert_contains(err.msg, "plugstack.conf default_profiles names unknown profile \"gone\"; profiles in r.conf: ppo-tree, foo");
@@ -325,6 +352,32 @@ static void test_plan_outlives_set(void **state)
 	assert_string_equal(plan.ops[0].profile, "ppo-tree");
 	assert_string_equal(plan.ops[0].var, "NCCL_ALGO");
 	sn_plan_free(&plan);
+}
+
+/* --nccl-profile=list shows every operation, in the file's words. */
+static void test_ops_format(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		const char *profile, *expect;
+	} cases[] = {
+		{ "seg-on-both", "merge PYTORCH_CUDA_ALLOC_CONF expandable_segments:True; merge PYTORCH_ALLOC_CONF expandable_segments:True" },
+		{ "tree-again", "set NCCL_ALGO=Tree; default NCCL_DEBUG=WARN" },
+		{ "tree-forced", "force set NCCL_ALGO=Tree" },
+		{ "algo-unset", "unset NCCL_ALGO" },
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sn_profile_ops_format(sn_profile_set_find(&fx->set,
+							  cases[i].profile),
+				      buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].expect);
+	}
+	/* Cut: said so. */
+	sn_profile_ops_format(sn_profile_set_find(&fx->set, "tree-again"), buf,
+			      20);
+	assert_string_equal(buf, "set NCCL_ALGO=Tr...");
 }
 
 static void test_names(void **state)
@@ -383,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_list_is_not_a_plan),
 		cmocka_unit_test(test_plan_outlives_set),
+		cmocka_unit_test(test_ops_format),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names_overflow),
 	};

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_alias.h"
 #include "env_apply.h"
 #include "kvlist.h"
 #include "strutil.h"
@@ -14,12 +15,20 @@
 
 /* What one variable becomes; one entry per variable the plan touches. */
 struct change {
-	const char *var;	/* the plan's string */
+	const char *var;	/* the plan's or the alias table's string */
 	char *old;		/* NULL: was unset */
 	char *now;		/* NULL: unset */
+	/* Unset by the user, started from the user's value under another
+	 * name of its setting (env_alias.h): that name. */
+	const char *copy_of;
+	bool touched;		/* an operation has seen it */
 };
 
+/* The variables one operation applies to (a setting has few names). */
+#define TARGETS_MAX 4
+
 struct apply {
+	const struct sn_plan *plan;
 	struct change *changes;
 	size_t n;
 	struct sn_notice *notices;
@@ -58,6 +67,7 @@ static struct change *change_for(struct apply *a, const char *var)
 	}
 	a->changes = grown;
 	grown += a->n;
+	memset(grown, 0, sizeof(*grown));
 	grown->var = var;
 	grown->old = rc > 0 ? strdup(a->buf) : NULL;
 	grown->now = rc > 0 ? strdup(a->buf) : NULL;
@@ -71,25 +81,46 @@ static struct change *change_for(struct apply *a, const char *var)
 	return grown;
 }
 
+/*
+ * A notice about VAR (a name the user set), naming the other names of its
+ * setting among T that started as copies of VAR (their outcome is VAR's).
+ */
 static int notice(struct apply *a, enum sn_notice_kind kind,
-		  const struct sn_env_op *op, const char *user_value,
-		  const char *profile_value)
+		  const struct sn_env_op *op, const struct change *var,
+		  struct change *const *t, size_t n_t,
+		  const char *user_value, const char *profile_value)
 {
-	struct sn_notice *grown, *n;
+	struct sn_notice *grown, *n, probe = { 0 };
 
+	/* The names of one setting, or two agreeing profiles: once. */
+	probe.kind = kind;
+	probe.op = op->kind;
+	sn_str_printable(probe.var, sizeof(probe.var), var->var);
+	sn_str_printable(probe.profile, sizeof(probe.profile), op->profile);
+	sn_str_printable(probe.user_value, sizeof(probe.user_value), user_value);
+	sn_str_printable(probe.profile_value, sizeof(probe.profile_value),
+			 profile_value ? profile_value : "");
+	for (size_t i = 0; i < a->n_notices; i++)
+		if (a->notices[i].kind == kind && a->notices[i].op == op->kind &&
+		    !strcmp(a->notices[i].var, probe.var) &&
+		    !strcmp(a->notices[i].profile, probe.profile) &&
+		    !strcmp(a->notices[i].user_value, probe.user_value) &&
+		    !strcmp(a->notices[i].profile_value, probe.profile_value))
+			return 0;
 	grown = realloc(a->notices, (a->n_notices + 1) * sizeof(*grown));
 	if (!grown)
 		return oom(a);
 	a->notices = grown;
 	n = &grown[a->n_notices++];
-	memset(n, 0, sizeof(*n));
-	n->kind = kind;
-	n->op = op->kind;
-	sn_str_printable(n->var, sizeof(n->var), op->var);
-	sn_str_printable(n->profile, sizeof(n->profile), op->profile);
-	sn_str_printable(n->user_value, sizeof(n->user_value), user_value);
-	sn_str_printable(n->profile_value, sizeof(n->profile_value),
-			 profile_value ? profile_value : "");
+	*n = probe;
+	for (size_t i = 0; i < n_t; i++) {
+		size_t used = strlen(n->also);
+
+		if (t[i]->copy_of != var->var)
+			continue;
+		snprintf(n->also + used, sizeof(n->also) - used, "%s%s",
+			 used ? ", " : "", t[i]->var);
+	}
 	return 0;
 }
 
@@ -104,46 +135,66 @@ static int replace_now(struct apply *a, struct change *c, const char *value)
 	return 0;
 }
 
-static int plan_merge(struct apply *a, const struct sn_env_op *op,
-		      struct change *c)
+/* Whether C's list has KEY (OP's) with another value than OP's. */
+static int merge_state(struct apply *a, const struct sn_env_op *op,
+		       const struct change *c, char *found)
 {
 	size_t klen = sn_kv_key_len(op->value);
-	const char *want = op->value + klen + 1;
-	char *found = NULL, *user = NULL, *next = NULL;
-	bool had;
-	int rc = -1;
 
-	if (!(found = malloc(APPLY_VALUE_MAX))) {
+	/* An empty variable is an empty list. */
+	if (!c->now || !sn_kvlist_find_n(c->now, op->value, klen, found,
+					 APPLY_VALUE_MAX))
+		return 0;	/* absent */
+	return strcmp(found, op->value + klen + 1) == 0 ? 1 : 2;
+}
+
+/*
+ * MERGE into every name T of the setting: KEY is the user's when any of
+ * them has it with another value; then, unless forced, no name gets the
+ * profile's (the user's other name would contradict it).
+ */
+static int plan_merge(struct apply *a, const struct sn_env_op *op,
+		      struct change *const *t, size_t n_t)
+{
+	size_t klen = sn_kv_key_len(op->value), i;
+	char *found = NULL, *user = NULL, *next = NULL;
+	bool conflict = false;
+	int rc = -1, state;
+
+	if (!(found = malloc(APPLY_VALUE_MAX)) ||
+	    !(user = malloc(klen + APPLY_VALUE_MAX + 2))) {
 		oom(a);
 		goto out;
 	}
-	/* An empty variable is an empty list. */
-	had = c->now && sn_kvlist_find_n(c->now, op->value, klen, found,
-					 APPLY_VALUE_MAX);
-	if (had && strcmp(found, want) == 0) {
-		rc = 0;
-		goto out;
-	}
-	if (had) {
-		user = malloc(klen + strlen(found) + 2);
-		if (!user) {
+	for (i = 0; i < n_t; i++)
+		conflict = conflict || merge_state(a, op, t[i], found) == 2;
+	for (i = 0; i < n_t; i++) {
+		state = merge_state(a, op, t[i], found);
+		if (state == 1 || (conflict && !op->force && state == 0))
+			continue;
+		if (state == 2)
+			sprintf(user, "%.*s:%s", (int)klen, op->value, found);
+		if (state == 2 && !op->force) {
+			if (!t[i]->copy_of &&
+			    notice(a, SN_NOTICE_USER_KEPT, op, t[i], t, n_t,
+				   user, op->value) < 0)
+				goto out;
+			continue;
+		}
+		free(next);
+		next = sn_kvlist_put(t[i]->now ? t[i]->now : "", op->value);
+		if (!next) {
 			oom(a);
 			goto out;
 		}
-		sprintf(user, "%.*s:%s", (int)klen, op->value, found);
-		if (!op->force) {
-			rc = notice(a, SN_NOTICE_USER_KEPT, op, user, op->value);
+		if (replace_now(a, t[i], next) < 0)
 			goto out;
-		}
+		if (state == 2 && !t[i]->copy_of &&
+		    notice(a, SN_NOTICE_USER_OVERRIDDEN, op, t[i], t, n_t, user,
+			   op->value) < 0)
+			goto out;
 	}
-	next = sn_kvlist_put(c->now ? c->now : "", op->value);
-	if (!next) {
-		oom(a);
-		goto out;
-	}
-	rc = replace_now(a, c, next);
-	if (rc == 0 && had)
-		rc = notice(a, SN_NOTICE_USER_OVERRIDDEN, op, user, op->value);
+	rc = 0;
 out:
 	free(found);
 	free(user);
@@ -151,37 +202,87 @@ out:
 	return rc;
 }
 
+/* A name of OP's setting that the plan names (it gets the setting). */
+static bool named_by_plan(const struct apply *a, const char *var)
+{
+	for (size_t i = 0; i < a->plan->n_ops; i++)
+		if (strcmp(a->plan->ops[i].var, var) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The variables OP applies to, into T: its own, and every other name of
+ * its setting (env_alias.h) that the user set or the plan names.  A name
+ * the user did not set starts, when first seen, from the user's value
+ * under another name: both names then say the same.
+ */
+static int targets(struct apply *a, const struct sn_env_op *op,
+		   struct change **t, size_t *n_t)
+{
+	const char *const *group = sn_env_alias_group(op->var);
+	const char *self[] = { op->var, NULL };
+	struct change *c, *from;
+	size_t idx[TARGETS_MAX], i, j;
+
+	/* Indices first: change_for() may move the array. */
+	*n_t = 0;
+	for (i = 0; (group ? group : self)[i] && *n_t < TARGETS_MAX; i++) {
+		const char *name = (group ? group : self)[i];
+
+		if (!(c = change_for(a, name)))
+			return -1;
+		if (c->old || strcmp(name, op->var) == 0 ||
+		    named_by_plan(a, name))
+			idx[(*n_t)++] = (size_t)(c - a->changes);
+	}
+	for (i = 0; i < *n_t; i++)
+		t[i] = &a->changes[idx[i]];
+	for (i = 0; i < *n_t; i++) {
+		c = t[i];
+		if (c->touched)
+			continue;
+		c->touched = true;
+		for (j = 0, from = NULL; !c->old && !from && j < *n_t; j++)
+			from = t[j]->old ? t[j] : NULL;
+		if (!from)
+			continue;
+		if (replace_now(a, c, from->old) < 0)
+			return -1;
+		c->copy_of = from->var;
+	}
+	return 0;
+}
+
 static int plan_op(struct apply *a, const struct sn_env_op *op)
 {
-	struct change *c = change_for(a, op->var);
+	struct change *t[TARGETS_MAX];
+	enum sn_notice_kind kind = op->force ? SN_NOTICE_USER_OVERRIDDEN :
+					       SN_NOTICE_USER_KEPT;
+	size_t n_t, i;
 
-	if (!c)
+	if (targets(a, op, t, &n_t) < 0)
 		return -1;
-	switch (op->kind) {
-	case SN_OP_DEFAULT:
-		return c->now ? 0 : replace_now(a, c, op->value);
-	case SN_OP_SET:
-		if (!c->now)
-			return replace_now(a, c, op->value);
-		if (strcmp(c->now, op->value) == 0)
-			return 0;
-		if (!op->force)
-			return notice(a, SN_NOTICE_USER_KEPT, op, c->now,
-				      op->value);
-		if (notice(a, SN_NOTICE_USER_OVERRIDDEN, op, c->now,
-			   op->value) < 0)
+	if (op->kind == SN_OP_MERGE)
+		return plan_merge(a, op, t, n_t);
+	for (i = 0; i < n_t; i++) {
+		struct change *c = t[i];
+		const char *want = op->kind == SN_OP_UNSET ? NULL : op->value;
+
+		if (!c->now) {
+			/* Unset: SET and DEFAULT write it, UNSET is done. */
+			if (want && replace_now(a, c, want) < 0)
+				return -1;
+			continue;
+		}
+		if ((want && strcmp(c->now, want) == 0) ||
+		    op->kind == SN_OP_DEFAULT)
+			continue;
+		if (!c->copy_of &&
+		    notice(a, kind, op, c, t, n_t, c->now, want) < 0)
 			return -1;
-		return replace_now(a, c, op->value);
-	case SN_OP_MERGE:
-		return plan_merge(a, op, c);
-	case SN_OP_UNSET:
-		if (!c->now)
-			return 0;
-		if (!op->force)
-			return notice(a, SN_NOTICE_USER_KEPT, op, c->now, NULL);
-		if (notice(a, SN_NOTICE_USER_OVERRIDDEN, op, c->now, NULL) < 0)
+		if (op->force && replace_now(a, c, want) < 0)
 			return -1;
-		return replace_now(a, c, NULL);
 	}
 	return 0;
 }
@@ -249,7 +350,7 @@ static void free_changes(struct apply *a)
 int sn_plan_apply(const struct sn_plan *plan, struct sn_env *env,
 		  struct sn_apply_report *report, struct sn_error *err)
 {
-	struct apply a = { .env = env, .err = err };
+	struct apply a = { .plan = plan, .env = env, .err = err };
 	size_t i;
 	int rc = -1;
 
@@ -370,36 +471,43 @@ void sn_apply_report_free(struct sn_apply_report *report)
 void sn_notice_format(const struct sn_notice *n, char *buf, size_t len)
 {
 	int klen = (int)sn_kv_key_len(n->profile_value);
+	char also[192] = "";
 
+	if (n->also[0])
+		snprintf(also, sizeof(also), ", also as %s (the same setting)",
+			 n->also);
 	if (n->kind == SN_NOTICE_USER_KEPT) {
 		switch (n->op) {
 		case SN_OP_MERGE:
-			snprintf(buf, len, "%s in your environment has \"%s\"; profile \"%s\" wants \"%s\": keeping yours (remove %.*s from %s to use the profile)",
+			snprintf(buf, len, "%s in your environment has \"%s\"; profile \"%s\" wants \"%s\": keeping yours%s (remove %.*s from %s to use the profile)",
 				 n->var, n->user_value, n->profile, n->profile_value,
-				 klen, n->profile_value, n->var);
+				 also, klen, n->profile_value, n->var);
 			return;
 		case SN_OP_UNSET:
-			snprintf(buf, len, "%s is set to \"%s\" in your environment; profile \"%s\" wants it unset: keeping yours (unset it to use the profile)",
-				 n->var, n->user_value, n->profile);
+			snprintf(buf, len, "%s is set to \"%s\" in your environment; profile \"%s\" wants it unset: keeping yours%s (unset it to use the profile)",
+				 n->var, n->user_value, n->profile, also);
 			return;
 		default:
-			snprintf(buf, len, "%s is already set to \"%s\" in your environment; profile \"%s\" wants \"%s\": keeping yours (unset it to use the profile)",
-				 n->var, n->user_value, n->profile, n->profile_value);
+			snprintf(buf, len, "%s is already set to \"%s\" in your environment; profile \"%s\" wants \"%s\": keeping yours%s (unset it to use the profile)",
+				 n->var, n->user_value, n->profile, n->profile_value,
+				 also);
 			return;
 		}
 	}
 	switch (n->op) {
 	case SN_OP_MERGE:
-		snprintf(buf, len, "profile \"%s\" replaced \"%s\" with \"%s\" in your %s",
-			 n->profile, n->user_value, n->profile_value, n->var);
+		snprintf(buf, len, "profile \"%s\" replaced \"%s\" with \"%s\" in your %s%s",
+			 n->profile, n->user_value, n->profile_value, n->var,
+			 also);
 		return;
 	case SN_OP_UNSET:
-		snprintf(buf, len, "profile \"%s\" removed your %s=\"%s\"",
-			 n->profile, n->var, n->user_value);
+		snprintf(buf, len, "profile \"%s\" removed your %s=\"%s\"%s",
+			 n->profile, n->var, n->user_value, also);
 		return;
 	default:
-		snprintf(buf, len, "profile \"%s\" replaced your %s=\"%s\" with \"%s\"",
-			 n->profile, n->var, n->user_value, n->profile_value);
+		snprintf(buf, len, "profile \"%s\" replaced your %s=\"%s\" with \"%s\"%s",
+			 n->profile, n->var, n->user_value, n->profile_value,
+			 also);
 		return;
 	}
 }

@@ -11,6 +11,11 @@
  *            kept, notice; other keys always kept
  *   unset    VAR set -> kept, notice (only "force unset" removes it)
  *   force    the profile's value replaces the user's; notice
+ *
+ * Two names of one setting (env_alias.h) are one variable: an operation
+ * on either applies to every name the user set or the plan names; a name
+ * the user did not set starts from the user's value under the other, and
+ * a merge KEY the user gave under either name is the user's.
  */
 #ifndef SN_ENV_APPLY_H
 #define SN_ENV_APPLY_H
@@ -35,6 +40,9 @@ struct sn_notice {
 	char profile[64];
 	char user_value[256];	/* truncated for display; MERGE: "KEY:VALUE" */
 	char profile_value[256];	/* UNSET: empty */
+	/* Other names of VAR's setting that the user did not set: they got
+	 * VAR's value and share its outcome (", " between). */
+	char also[128];
 };
 
 struct sn_apply_report {

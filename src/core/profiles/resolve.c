@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_alias.h"
 #include "kvlist.h"
 #include "resolve.h"
 #include "strutil.h"
@@ -18,10 +19,13 @@ struct builder {
 	size_t n;
 };
 
-/* Two operations are about the same thing: same VAR, and same merge KEY. */
+/*
+ * Two operations are about the same thing: the same setting (one VAR, or
+ * two names of one, env_alias.h), and the same merge KEY.
+ */
 static bool related(const struct sn_env_op *a, const struct sn_env_op *b)
 {
-	if (strcmp(a->var, b->var) != 0)
+	if (!sn_env_same_setting(a->var, b->var))
 		return false;
 	if (a->kind != SN_OP_MERGE || b->kind != SN_OP_MERGE)
 		return true;
@@ -84,25 +88,31 @@ static void conflict_error(const struct sn_env_op *a, const struct sn_env_op *b,
 	const char *fix = site ? "fix default_profiles= in plugstack.conf"
 			       : "request only one of them";
 	const char *who = site ? "site default profiles" : "profiles";
-	char va[200], vb[200];
+	char va[200], vb[200], var[300];
 
+	/* Two names of one setting (env_alias.h): both, and why. */
+	if (strcmp(a->var, b->var) != 0)
+		snprintf(var, sizeof(var), "%s/%s (one setting)", a->var,
+			 b->var);
+	else
+		snprintf(var, sizeof(var), "%s", a->var);
 	if (a->kind == SN_OP_SET && b->kind == SN_OP_SET) {
 		sn_str_printable(va, sizeof(va), a->value);
 		sn_str_printable(vb, sizeof(vb), b->value);
 		sn_error_set(err, "%s \"%s\" and \"%s\" both set %s, to \"%s\" and \"%s\": %s",
-			     who, a->profile, b->profile, a->var, va, vb, fix);
+			     who, a->profile, b->profile, var, va, vb, fix);
 	} else if (a->kind == SN_OP_MERGE && b->kind == SN_OP_MERGE) {
 		sn_str_printable(va, sizeof(va), a->value);
 		sn_str_printable(vb, sizeof(vb), b->value);
 		sn_error_set(err, "%s \"%s\" and \"%s\" both merge key \"%.*s\" into %s, as \"%s\" and \"%s\": %s",
 			     who, a->profile, b->profile,
-			     (int)sn_kv_key_len(a->value), a->value, a->var, va, vb,
+			     (int)sn_kv_key_len(a->value), a->value, var, va, vb,
 			     fix);
 	} else {
 		describe(a, va, sizeof(va));
 		describe(b, vb, sizeof(vb));
 		sn_error_set(err, "%s \"%s\" and \"%s\" disagree on %s: \"%s\" wants to %s, \"%s\" wants to %s: %s",
-			     who, a->profile, b->profile, a->var, a->profile,
+			     who, a->profile, b->profile, var, a->profile,
 			     va, b->profile, vb, fix);
 	}
 }
@@ -158,8 +168,12 @@ static int add_profile(struct builder *b, const struct sn_profile *profile,
 				conflict_error(p->op, op, site, err);
 				return -1;
 			}
-			p->op = stronger(p->op, op);
-			merged = true;
+			/* The other name of one setting stays in the plan:
+			 * the tasks get both names (env_apply.c). */
+			if (strcmp(p->op->var, op->var) == 0) {
+				p->op = stronger(p->op, op);
+				merged = true;
+			}
 			j++;
 		}
 		if (!merged && add(b, op, site, err) < 0)
@@ -190,6 +204,38 @@ void sn_profile_names(const struct sn_profile_set *set, char *buf, size_t len)
 		}
 		used += (size_t)n;
 	}
+}
+
+void sn_profile_ops_format(const struct sn_profile *profile, char *buf,
+			   size_t len)
+{
+	static const char *const kind[] = {
+		[SN_OP_SET] = "set", [SN_OP_DEFAULT] = "default",
+		[SN_OP_MERGE] = "merge", [SN_OP_UNSET] = "unset",
+	};
+	size_t used = 0, i;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < profile->n_ops && used < len; i++) {
+		const struct sn_env_op *op = &profile->ops[i];
+		char value[200] = "";
+		int n;
+
+		if (op->value)
+			sn_str_printable(value, sizeof(value), op->value);
+		n = snprintf(buf + used, len - used, "%s%s%s %s%s%s",
+			     i ? "; " : "", op->force ? "force " : "",
+			     kind[op->kind], op->var,
+			     op->kind == SN_OP_UNSET ? "" :
+			     op->kind == SN_OP_MERGE ? " " : "=", value);
+		if (n < 0)
+			return;
+		used += (size_t)n;
+	}
+	if (used >= len && len >= 4)
+		strcpy(buf + len - 4, "...");
 }
 
 static int lookup_all(const struct sn_profile_set *set,

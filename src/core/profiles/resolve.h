@@ -35,6 +35,12 @@ int sn_resolve(const struct sn_profile_set *set,
 	       struct sn_plan *plan, struct sn_error *err);
 void sn_plan_free(struct sn_plan *plan);
 
+/*
+ * What PROFILE does, in the file's words: "set A=1; merge B K:V; unset C"
+ * ("..." at the end when cut).
+ */
+void sn_profile_ops_format(const struct sn_profile *profile, char *buf,
+			   size_t len);
 /* Writes "name1, name2, ..." of every profile in SET into BUF. */
 void sn_profile_names(const struct sn_profile_set *set, char *buf, size_t len);
 

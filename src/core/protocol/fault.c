@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Whose fault (fault.h): the names, the decisions, the hints. */
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fault.h"
 #include "helper_protocol.h"
@@ -102,8 +104,97 @@ const char *sn_fault_hint(int code, enum sn_fault f)
 	    code == SN_WARMUP_CONTAINER_NCCL)
 		return sn_warmup_exit_hint(code);
 	if (code == SN_WARMUP_TRANSPORT)
-		return "the job's NCCL settings chose a network the site forbids: fix NCCL_NET, NCCL_IB_HCA or NCCL_SOCKET_IFNAME in the job (or drop them); this is the job's setting, not a fault of the node";
-	return "the job's own NCCL (its nccl=, LD_PRELOAD or LD_LIBRARY_PATH) or its NCCL_* settings failed, as the message says: fix them, or run without them to use the node's NCCL; this is the job's setting, not a fault of the node";
+		return "the job's NCCL settings chose a network the site forbids, not a fault of the node: fix or drop NCCL_NET, NCCL_IB_HCA, NCCL_SOCKET_IFNAME";
+	return "the job's NCCL or NCCL_* setting failed, not a fault of the node: fix or unset the setting named above";
+}
+
+/* NCCL's own "(run with NCCL_DEBUG=INFO for details)" in its error text. */
+static const char *nccl_debug_advice(const char *s, const char *end)
+{
+	static const char open[] = " (run with NCCL_DEBUG=";
+
+	for (const char *p = strstr(s, open); p && p < end;
+	     p = strstr(p + 1, open)) {
+		const char *close = strstr(p, " for details)");
+
+		if (close && close < end)
+			return p;
+	}
+	return NULL;
+}
+
+/* Appends S[0..N) to O (bounded, NUL-terminated). */
+static void put(char *o, size_t len, size_t *used, const char *s, size_t n)
+{
+	if (*used + 1 >= len)
+		return;
+	if (n > len - 1 - *used)
+		n = len - 1 - *used;
+	memcpy(o + *used, s, n);
+	*used += n;
+	o[*used] = '\0';
+}
+
+/* MESSAGE up to SN_DETAIL_SEP, without NCCL's debug advice, into OUT. */
+static void short_message(const char *message, char *out, size_t len)
+{
+	const char *end = strstr(message, SN_DETAIL_SEP);
+	const char *p = message, *adv;
+	size_t used = 0;
+
+	if (!end)
+		end = message + strlen(message);
+	out[0] = '\0';
+	while ((adv = nccl_debug_advice(p, end))) {
+		put(out, len, &used, p, (size_t)(adv - p));
+		p = strstr(adv, " for details)") + strlen(" for details)");
+	}
+	put(out, len, &used, p, (size_t)(end - p));
+}
+
+static bool debug_on(const char *nccl_debug)
+{
+	return nccl_debug && (strcasecmp(nccl_debug, "INFO") == 0 ||
+			      strcasecmp(nccl_debug, "TRACE") == 0);
+}
+
+void sn_fault_tell(const struct sn_fault_tell_in *in, char *buf, size_t len)
+{
+	const char *colon = strstr(in->hint, ": ");
+	char what[SN_FAULT_TELL_MAX + 1], fix[SN_FAULT_TELL_MAX + 1];
+	char head[600];
+	size_t room, n;
+	int used;
+
+	/* Lines 2 and 3: the hint's "WHY: WHAT TO DO". */
+	snprintf(fix, sizeof(fix), "%s", colon ? colon + 2 : in->hint);
+	if (in->nccl_advice && !debug_on(in->nccl_debug)) {
+		n = strlen(fix);
+		snprintf(fix + n, sizeof(fix) - n,
+			 " (NCCL_DEBUG=INFO shows why)");
+	}
+	/* Line 1, cut to what the three lines leave of SN_FAULT_TELL_MAX
+	 * (each line has its "spank-nccl: "). */
+	snprintf(head, sizeof(head), "warmup failed on node %s (GPUs %s): ",
+		 in->node, in->gpus);
+	short_message(in->message && in->message[0] ? in->message : "?",
+		      what, sizeof(what));
+	n = 3 * strlen("spank-nccl: ") + strlen(head) + strlen(fix) +
+	    (colon ? (size_t)(colon - in->hint) : 0);
+	room = n < SN_FAULT_TELL_MAX ? SN_FAULT_TELL_MAX - n : 0;
+	if (strlen(what) > room && room >= 4)
+		strcpy(what + room - 3, "...");
+	else if (strlen(what) > room)
+		what[room] = '\0';
+	used = snprintf(buf, len, "%s%s\n", head, what);
+	if (colon)
+		used += snprintf(buf + (used < (int)len ? used : (int)len),
+				 len > (size_t)used ? len - (size_t)used : 0,
+				 "%.*s\n", (int)(colon - in->hint), in->hint);
+	snprintf(buf + (used < (int)len ? used : (int)len),
+		 len > (size_t)used ? len - (size_t)used : 0, "%s%s%s", fix,
+		 in->verbose && in->message ? "\ndetail: " : "",
+		 in->verbose && in->message ? in->message : "");
 }
 
 bool sn_fault_is_nccl_setting(const char *entry)

@@ -69,4 +69,25 @@ const char *sn_fault_hint(int code, enum sn_fault f);
  * and NCCL_RAS_ENABLE only start or move a monitor). */
 bool sn_fault_is_nccl_setting(const char *entry);
 
+/* What a user reads of a failed warmup: at most this many characters,
+ * "spank-nccl: " of each of the three lines included. */
+#define SN_FAULT_TELL_MAX 300
+
+struct sn_fault_tell_in {
+	const char *node, *gpus;
+	const char *message;	/* what failed; after SN_DETAIL_SEP: detail */
+	const char *hint;	/* "WHY: WHAT TO DO" (sn_fault_hint) */
+	const char *nccl_debug;	/* the job's NCCL_DEBUG, or NULL */
+	bool nccl_advice;	/* NCCL's log would say more */
+	bool verbose;		/* a 4th line: "detail: " and all of MESSAGE */
+};
+
+/*
+ * Three lines, '\n' between: "warmup failed on node N (GPUs G): WHAT"
+ * (cut to fit, NCCL's "(run with NCCL_DEBUG=... for details)" and the
+ * detail left out), why, and what to do ("NCCL_DEBUG=INFO shows why"
+ * only when NCCL_ADVICE and NCCL_DEBUG is not INFO or TRACE).
+ */
+void sn_fault_tell(const struct sn_fault_tell_in *in, char *buf, size_t len);
+
 #endif

@@ -9,35 +9,35 @@ const struct sn_warmup_exit_info sn_warmup_exits[] = {
 	{ SN_WARMUP_OK, "ok", "ok",
 	  "the GPUs and NCCL are ready" },
 	{ SN_WARMUP_USAGE, "usage", "usage error",
-	  "the warmup helper was called with bad arguments; check warmup_* in plugstack.conf and --nccl-warmup" },
+	  "the warmup helper was called with bad arguments: check warmup_* in plugstack.conf and --nccl-warmup" },
 	{ SN_WARMUP_NO_GPUS, "no_gpus", "no visible GPU",
 	  "the step sees no GPU: request GPUs (--gres=gpu:N or --gpus) or run without --nccl-warmup" },
 	{ SN_WARMUP_DUPLICATE_BUSID, "duplicate_busid", "duplicate PCI bus ID",
-	  "two GPUs report the same PCI bus ID (a driver/firmware fault); drain the node and report it to your admins" },
+	  "two GPUs report the same PCI bus ID (a driver or firmware fault): drain the node and report it to your admins" },
 	{ SN_WARMUP_CUDA_ERROR, "cuda_error", "CUDA failure",
-	  "the CUDA driver failed on this node: check nvidia-smi, the driver version and dmesg for Xid errors, and report the node to your admins" },
+	  "the node's CUDA driver failed: report the node to your admins (nvidia-smi, dmesg for Xid errors)" },
 	{ SN_WARMUP_NCCL_ERROR, "nccl_error", "NCCL failure",
-	  "NCCL could not build a communicator on this node: rerun with NCCL_DEBUG=INFO, check NVLink/fabric manager health, and report the node if it persists" },
+	  "NCCL could not build a communicator on this node: check NVLink and the fabric manager; report the node if it persists" },
 	{ SN_WARMUP_WRONG_RESULT, "wrong_result", "wrong all-reduce result",
 	  "an all-reduce returned wrong data (silent data corruption): drain the node and report it to your admins" },
 	{ SN_WARMUP_LOW_BANDWIDTH, "low_bandwidth", "bus bandwidth below the floor",
-	  "GPU-to-GPU bandwidth is below the site floor: check NVLink status (nvidia-smi nvlink -s) and for other jobs on the GPUs, and report the node" },
+	  "GPU-to-GPU bandwidth is below the site floor: check NVLink (nvidia-smi nvlink -s) and other jobs on the GPUs, and report the node" },
 	{ SN_WARMUP_TIMEOUT, "timeout", "timeout",
 	  "NCCL initialisation did not finish in time: check for stuck GPU processes (nvidia-smi) and NVLink/fabric manager health" },
 	{ SN_WARMUP_INTERNAL, "internal", "internal error",
-	  "the warmup helper failed internally (out of memory or I/O error); retry, and report it if it persists" },
+	  "the warmup helper failed internally (out of memory or I/O error): retry, and report it if it persists" },
 	{ SN_WARMUP_PEER_FAILED, "peer_failed", "another node of the step failed",
-	  "the fabric warmup stopped because of the node named in the message: resubmit without it (--exclude=NODE) and report that node to your admins" },
+	  "another node of the step failed (named above): resubmit without it (--exclude=NODE) and report that node to your admins" },
 	{ SN_WARMUP_TRANSPORT, "transport", "NCCL network transport refused",
-	  "NCCL fell back to a network the site forbids (fabric_transport= in plugstack.conf), usually TCP sockets instead of InfiniBand: check NCCL_SOCKET_IFNAME, NCCL_IB_HCA and NCCL_NET in the job, the node's IB ports (ibstat) and its NCCL net plugin" },
+	  "NCCL fell back to a network the site forbids (usually TCP): check NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_NET and the IB ports" },
 	{ SN_WARMUP_FABRIC_SETUP, "fabric_setup", "fabric coordination unavailable",
-	  "the fabric warmup could not coordinate the step's nodes (its ports on the first node are taken by other processes, or MUNGE does not answer): not a GPU or NCCL fault; resubmit, and ask your admins to check fabric_ports= and munged if it persists" },
+	  "the step's nodes could not coordinate (fabric ports taken, or MUNGE down), not a GPU fault: resubmit; ask your admins if it persists" },
 	{ SN_WARMUP_GPU_HEALTH, "gpu_health", "GPU health check failed",
-	  "NVML reports a fault of the node's GPU (row remap, ECC, compute mode, NVLink, ...; the message names the check): the node needs its admins (drain it); the check's policy is plugstack.conf's health=" },
+	  "NVML reports a fault of the node's GPU (the check is named above): the node needs its admins (drain it); policy: health=" },
 	{ SN_WARMUP_GPU_BUSY, "gpu_busy", "GPU held by another process",
-	  "another process (named in the message, often a leftover of an earlier job) holds the GPU's memory: the job would run out of memory; the node's admins should end that process (threshold: health_busy_mib=)" },
+	  "another process (named above, often an earlier job's) holds the GPU's memory: the node's admins must end it (health_busy_mib=)" },
 	{ SN_WARMUP_CONTAINER_NCCL, "container_nccl", "container image's NCCL missing or broken",
-	  "the container image (named in the message) has no usable NCCL where its tasks would look (its LD_LIBRARY_PATH, ld.so.cache, its Python's nvidia-nccl-cu* wheel): fix or rebuild the image, or run with --nccl-warmup=check; this is the image's fault, not a fault of the node" },
+	  "the image (named above) has no usable NCCL where its tasks look: fix the image or use --nccl-warmup=check; this is the image's fault, not a fault of the node" },
 };
 
 const size_t sn_warmup_n_exits =
@@ -65,11 +65,34 @@ const char *sn_warmup_exit_status(int exit_code)
 	return e ? e->status : sn_warmup_exits[SN_WARMUP_INTERNAL].status;
 }
 
+/*
+ * Variables named NCCL_* that NCCL does not read: build-time paths
+ * (PyTorch's setup.py, CMake's FindNCCL) and NVIDIA images' version label
+ * (NCCL_VERSION=2.28.3-1 in the NGC/CUDA images' environment).
+ */
+bool sn_nccl_env_read_by_nccl(const char *entry)
+{
+	static const char *const not_nccls[] = {
+		"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT", "NCCL_ROOT_DIR",
+		"NCCL_INCLUDE_DIR", "NCCL_LIB_DIR", "NCCL_LIBRARY",
+		"NCCL_LIBRARIES",
+	};
+	size_t n = strcspn(entry, "=");
+
+	if (strncmp(entry, "NCCL_", 5) != 0 || !entry[n])
+		return false;
+	for (size_t i = 0; i < sizeof(not_nccls) / sizeof(not_nccls[0]); i++)
+		if (strlen(not_nccls[i]) == n &&
+		    strncmp(entry, not_nccls[i], n) == 0)
+			return false;
+	return true;
+}
+
 const char *sn_warmup_exit_hint(int exit_code)
 {
 	const struct sn_warmup_exit_info *e = exit_info(exit_code);
 
-	return e ? e->hint : "the warmup helper exited with an unexpected code; check that nccl-warmup matches the plugin version";
+	return e ? e->hint : "the warmup helper exited with an unexpected code: check that nccl-warmup matches the plugin version";
 }
 
 int sn_parse_timeout_s(const char *value, unsigned int *out)

@@ -46,7 +46,7 @@ struct sn_warmup_exit_info {
 	enum sn_warmup_exit code;
 	const char *status;	/* the JSON "status" word: "duplicate_busid" */
 	const char *name;	/* short name: "duplicate PCI bus ID" */
-	const char *hint;	/* what the user should do (one sentence) */
+	const char *hint;	/* "WHY: WHAT TO DO" (sn_fault_tell's lines 2, 3) */
 };
 
 /* Every exit code, in order of code (index == code). */
@@ -57,8 +57,16 @@ extern const size_t sn_warmup_n_exits;
 const char *sn_warmup_exit_name(int exit_code);
 /* The JSON "status" word for an exit code ("duplicate_busid", ...). */
 const char *sn_warmup_exit_status(int exit_code);
-/* What the user should do for a helper exit code (one sentence). */
+/* Why and what to do for a helper exit code: "WHY: WHAT TO DO". */
 const char *sn_warmup_exit_hint(int exit_code);
+/*
+ * "NAME=VALUE" is a variable NCCL reads: NCCL_*, less build paths and
+ * images' labels (NCCL_VERSION); what "NCCL_* in effect" lists.
+ */
+bool sn_nccl_env_read_by_nccl(const char *entry);
+/* In the helper's message, what follows is detail: shown under verbose
+ * and kept in the record, not on the user's three lines. */
+#define SN_DETAIL_SEP "; detail: "
 
 /*
  * nccl-warmup's long options that spank_nccl.so passes (step_warmup.c
