@@ -12,6 +12,9 @@
 
 #include "plugin_testutil.h"
 
+/* A failure is told in three lines: what, why, what to do (sn_fault_tell). */
+#define FAILURE_LINES 3
+
 /* ---- warmup ---------------------------------------------------------- */
 
 static void warmup_skips_step_without_gpus(void **state)
@@ -125,7 +128,7 @@ static void warmup_result_apart_from_nccl_log(void **state)
 	write_helper(fx, body);
 	assert_int_equal(run_warmup_step(fx, env, "comm,fresh", NULL), -1);
 	m = mock_spank();
-	assert_int_equal(m->n_errors, 1);
+	assert_int_equal(m->n_errors, FAILURE_LINES);
 	assert_true(mock_logged(m->errors, m->n_errors,
 				"ncclCommInitAll failed: REAL"));
 	assert_false(mock_logged(m->errors, m->n_errors, "FAKE"));
@@ -135,7 +138,7 @@ static void warmup_result_apart_from_nccl_log(void **state)
 	/* Without NCCL_DEBUG, what stdout had is not the user's log. */
 	assert_int_equal(run_warmup_step(fx, env_quiet, "comm,fresh", NULL), -1);
 	assert_int_equal(mock_spank()->n_user, 0);
-	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_int_equal(mock_spank()->n_errors, FAILURE_LINES);
 }
 
 static void warmup_reuse_within_a_job(void **state)
@@ -244,7 +247,7 @@ static void warmup_failure_fails_tasks_with_one_message(void **state)
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 	snprintf(node, sizeof(node), "node %s ", host);
 	assert_int_equal(run_warmup_step(fx, env, NULL, NULL), -1);
-	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_int_equal(mock_spank()->n_errors, FAILURE_LINES);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				node));
 	assert_false(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
@@ -261,7 +264,7 @@ static void warmup_policy_warn_lets_step_run(void **state)
 	write_helper(fx, "exit 5");
 	assert_int_equal(run_warmup_step(fx, env, NULL, "warmup_policy=warn"),
 			 0);
-	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_int_equal(mock_spank()->n_errors, FAILURE_LINES);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"warmup_policy=warn"));
 }
@@ -287,6 +290,11 @@ static void warmup_crash_is_reported(void **state)
 	assert_int_equal(run_warmup_step(fx, env, NULL, NULL), -1);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"signal 11"));
+	/* The helper's last words are detail: shown under verbose only. */
+	assert_false(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				 "about to crash"));
+	sn_plugin_fini(&fx->p);
+	assert_int_equal(run_warmup_step(fx, env, "comm,verbose", NULL), -1);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"about to crash"));
 }
@@ -396,7 +404,9 @@ static void warmup_fabric_passes_the_step(void **state)
 			 "bus bandwidth 7.1 GB/s is below the floor of 10 GB/s\"}'; exit 7");
 	assert_int_equal(run_fabric_step(fx, env, "fabric", NULL, 7, 0, 3), -1);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
-				"7.1 GB/s is below the floor of 10 GB/s. the network between the step's nodes"));
+				"7.1 GB/s is below the floor of 10 GB/s"));
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"the network between the nodes is below fabric_min_busbw="));
 	assert_false(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				 "NVLink"));
 	sn_plugin_fini(&fx->p);
@@ -634,7 +644,7 @@ static void warmup_container_once_per_node(void **state)
 	 * host-side warmup here: no container pid), which says nothing of
 	 * the node (container_nccl): the helper's "job" stands. */
 	assert_int_equal(helper_runs(fx), 3);
-	assert_int_equal(mock_spank()->n_errors, 1);
+	assert_int_equal(mock_spank()->n_errors, FAILURE_LINES);
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"no NCCL in the container image ./img.sqsh"));
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
