@@ -27,10 +27,11 @@
 	"the network between the nodes is below fabric_min_busbw=: check their IB/RoCE links, NCCL_IB_HCA, NCCL_SOCKET_IFNAME; report the nodes"
 
 /* After a clean check as root passed on this node (step_confirm.c). */
+/* Short: line 1 (what failed) keeps the room (sn_fault_tell's budget). */
 #define SN_CONFIRMED_JOB_HINT \
-	"this node passed a clean check (root, the site's NCCL, no job settings), so the job's NCCL, LD_PRELOAD, NCCL_* or processes failed, not a fault of the node: fix or drop them"
+	"this node passed a clean check as root: fix the job's NCCL, LD_PRELOAD or NCCL_*"
 #define SN_CONFIRMED_ENVIRONMENT_HINT \
-	"this node passed a clean check (root, the site's NCCL, no job settings), so the failure between the nodes is not traced to it: see the other nodes' messages"
+	"this node passed a clean check as root: see the other nodes' messages"
 
 /* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
 struct step_warmup {
@@ -327,9 +328,12 @@ static void describe_failure(const struct sn_plugin *p, spank_t sp,
 		if (fabric_floor)
 			in.hint = SN_FABRIC_LOW_BANDWIDTH_HINT;
 	}
-	/* The node passed the clean check: the failure is not the node's
-	 * (the network's floor keeps its own advice). */
-	if (run->confirm.state == SN_CONFIRM_PASSED && !fabric_floor)
+	/* The node passed the clean check: the failure is not the node's.
+	 * The helper's own advice stands where it already named the job's
+	 * setting (e.g. unset NCCL_ALGO), as does the network's floor. */
+	if (run->confirm.state == SN_CONFIRM_PASSED && !fabric_floor &&
+	    !(run->have_result &&
+	      sn_fault_parse(run->result.fault) == SN_FAULT_JOB))
 		in.hint = run->fault == SN_FAULT_ENVIRONMENT ?
 			  SN_CONFIRMED_ENVIRONMENT_HINT : SN_CONFIRMED_JOB_HINT;
 	sn_fault_tell(&in, buf, len);

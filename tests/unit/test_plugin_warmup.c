@@ -14,6 +14,8 @@
 
 /* A failure is told in three lines: what, why, what to do (sn_fault_tell). */
 #define FAILURE_LINES 3
+/* A failure's what, as long as real ones get (NCCL_ALGO=Tree's: 97). */
+#define FORGED_WHAT "all-reduce returned wrong data on GPU 1: element 4096 is 3.0, expected 2.0 (forged by the job)"
 
 /* ---- warmup ---------------------------------------------------------- */
 
@@ -553,11 +555,11 @@ static void warmup_blame_needs_a_failed_confirmation(void **state)
 
 	snprintf(body, sizeof(body),
 		 "echo \"forge=$FORGE node_bad=$NODE_BAD uid=$(id -u)\" >> %s/runs; "
-		 "if [ -n \"$FORGE\" ]; then echo '{\"version\":1,\"status\":\"wrong_result\","
-		 "\"exit_code\":6,\"fault\":\"node\",\"message\":\"forged\"}'; exit 6; fi; "
-		 "if [ -n \"$NODE_BAD\" ]; then echo '{\"version\":1,\"status\":\"duplicate_busid\","
+		 "if [ -n \"$FORGE\" ]; then result '{\"version\":1,\"status\":\"wrong_result\","
+		 "\"exit_code\":6,\"fault\":\"node\",\"message\":\"" FORGED_WHAT "\"}'; exit 6; fi; "
+		 "if [ -n \"$NODE_BAD\" ]; then result '{\"version\":1,\"status\":\"duplicate_busid\","
 		 "\"exit_code\":3,\"fault\":\"node\",\"message\":\"GPU 0 and GPU 1 both report PCI bus ID 0000:01:00.0\"}'; exit 3; fi; "
-		 "echo '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'",
+		 "result '{\"version\":1,\"status\":\"ok\",\"exit_code\":0}'",
 		 fx->dir);
 	write_helper(fx, body);
 	snprintf(arg, sizeof(arg), "record_file=%s/%%n.jsonl", fx->dir);
@@ -572,6 +574,10 @@ static void warmup_blame_needs_a_failed_confirmation(void **state)
 	assert_contains(text, "\"fault\":\"job\"");
 	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
 				"this node passed a clean check"));
+	/* The clean check's advice leaves line 1 its room: what failed,
+	 * whole (a long hint once cut it to "NCCL broadcast failed: NC..."). */
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				FORGED_WHAT));
 	sn_plugin_fini(&fx->p);
 	snprintf(path, sizeof(path), "%s/runs", fx->dir);
 	read_text(path, text, sizeof(text));
