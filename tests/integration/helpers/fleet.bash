@@ -40,7 +40,13 @@ fleet_setup_file() {
 	cat >"$(wrapper)" <<W
 #!/bin/sh
 if [ "\${SN_FORGE:-}" = 1 ]; then
-	cat '$(forged)'
+	# The forged result where the plugin reads one: --result-fd N.
+	fd=1 prev=
+	for a in "\$@"; do
+		[ "\$prev" = --result-fd ] && fd=\$a
+		prev=\$a
+	done
+	eval "cat '$(forged)' >&\$fd"
 	exit 0
 fi
 case \$(hostname) in
