@@ -154,9 +154,16 @@ S
 	sn_assert_failed
 	grep -q '"class":"nccl_error".*"fault":"node"\|"fault":"node".*"class":"nccl_error"' \
 		"$rec/n1.jsonl" || sn_fail "not the node's: $(cat "$rec/n1.jsonl")"
+	# The node's own NCCL works again (the root check reads the node's
+	# fakes, not the job's environment).
 	unset FAKE_NCCL_FAIL
+	sn_node_fake_from_env
 	export NCCL_ALGO=Tree
-	run --separate-stderr sn_srun -n1 --gres=gpu:2 --nccl-warmup=comm true
+	# The settings in effect are detail: shown under verbose.
+	run --separate-stderr sn_srun -n1 --gres=gpu:2 \
+		--nccl-warmup=comm,verbose true
 	sn_assert_failed
 	sn_assert_msg 'NCCL_\* in effect: NCCL_ALGO=Tree;'
+	! grep -q 'NCCL_RAS_ADDR' <<<"$stderr" ||
+		sn_fail "the RAS address listed as a setting: $stderr"
 }

@@ -520,14 +520,15 @@ S
 		sn_fail "spank-nccl lines in the -o file: $SN_JOB_OUT"
 }
 
-# docs/user-guide.md shows the two lines a failed node gives: the
-# plugin's, then srun's; no Slurm line per task (task_init ends them).
-@test "warmup: a failed node prints two lines, whatever the task count" {
+# docs/user-guide.md shows the lines a failed node gives: the plugin's
+# three (what, why, what to do), then srun's; no Slurm line per task
+# (task_init ends them).
+@test "warmup: a failed node prints three lines and srun's, whatever the task count" {
 	sn_fake_env duplicate
 	run --separate-stderr sn_srun -n4 --gres=gpu:4 --nccl-warmup=comm touch "$MARKER"
 	sn_assert_failed
 	assert_tasks_blocked
-	[ "$(wc -l <<<"$stderr")" -eq 2 ] || sn_fail "not two lines"
+	[ "$(wc -l <<<"$stderr")" -eq 4 ] || sn_fail "not four lines"
 	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1,2,3\): duplicate PCI bus ID'
 	grep -qx 'srun: error: n1: tasks 0-3: Exited with exit code 1' <<<"$stderr" ||
 		sn_fail "no srun line"
