@@ -66,10 +66,21 @@ SN_ENROOT_VERSION=4.1.2
 
 sn_pyxis_so() { echo "$SN_PYXIS_CACHE/$(sn_release_local)/spank_pyxis.so"; }
 
-# Builds and installs enroot and pyxis unless the cache has them.
+# Builds and installs enroot and pyxis unless the cache has them;
+# serialised by a lock beside the cache (clusters started at once by
+# parallel test runs would unpack into one tree and break each other).
 sn_pyxis_build() {
-	local dir src tp
+	local dir
 	dir=$SN_PYXIS_CACHE/$(sn_release_local)
+	mkdir -p "$dir" || return 1
+	(
+		flock 9
+		sn__pyxis_build "$dir"
+	) 9>"$dir.lock"
+}
+
+sn__pyxis_build() {
+	local dir=$1 src tp
 	tp=$(sn_third_party_dir) || {
 		sn__die "../shared/third_party not found (set SN_THIRD_PARTY_DIR)"
 		return 1
