@@ -6,8 +6,8 @@
 # blocks and inline code) and run on a one-node test cluster with four
 # fake GPUs.  A new example is tested without anyone writing a test.
 #
-# How an example is adapted to the test cluster (the rule docs state in
-# docs/user-guide.md, "Examples in these docs are tested"):
+# How an example is adapted to the test cluster (the rule docs/dev/testing.md states,
+# "Examples in the docs are tested"):
 #   - node counts (-N<n>, --nodes=<n>) become 1, GPU counts
 #     (--gres=gpu:<n>) at most 4, the node's count; "N" in a count
 #     stands for the node's GPU count;
