@@ -10,7 +10,7 @@
 #   (d) (b) + --nccl-warmup=comm,fresh,nccl=<the fake NCCL on the host>
 # The variants alternate within each round so slow drift hits all alike.
 # One run, numbers printed; no target (the fake GPUs cost nothing: on a
-# GPU node the warmup's own time adds, see docs/benchmarks.md).
+# GPU node the warmup's own time adds, see docs/dev/benchmarks.md).
 #
 #   ROUNDS=N        launches per variant (default 20, at least 10)
 #   SN_BUILD_DIR    build tree with the plugin, helper and fake libraries

@@ -9,7 +9,7 @@
 # built from the commit before (unauthenticated, NCCL_COMM_ID), in one run,
 # interleaved so that drift hits both alike, after one discarded run each.
 # Medians of SN_BENCH_RUNS runs (default 21, at least 5).  No Slurm, no GPU;
-# there is no target to miss (docs/benchmarks.md reports the numbers).
+# there is no target to miss (docs/dev/benchmarks.md reports the numbers).
 #
 #   SN_BENCH_BEFORE=/tmp/old/src/warmup/nccl-warmup bash bench/fabric-auth.sh
 #

@@ -13,7 +13,7 @@
 # Medians of SN_BENCH_RUNS runs each (default 5, at least 5), interleaved
 # so that drift hits every kind alike, after one discarded run of each.
 # Prints a table and the added latencies (median - median of no option).
-# Exit 1 if any run failed; there is no target to miss (docs/benchmarks.md
+# Exit 1 if any run failed; there is no target to miss (docs/dev/benchmarks.md
 # reports the numbers).
 #
 # Needs: SLURM_CONF of an up cluster, srun in PATH, spank_nccl.so in its

@@ -9,7 +9,7 @@
 # moves every collective's buffers through it (tests/fake/fake_nccl_net.c).
 # What it measures is the helper's coordination (join, GO, verdict), the
 # processes' start and the fake's star exchange on this machine, not real
-# NCCL (docs/benchmarks.md puts real NCCL's bootstrap next to it).
+# NCCL (docs/dev/benchmarks.md puts real NCCL's bootstrap next to it).
 #
 #   RANKS="2 8 64 256 1024"   rank counts
 #   ROUNDS=3                  runs per count (the median is printed)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # What --nccl-warmup costs and what it saves, on a GPU node under Slurm
-# (tests/gpu/run-gpu-tests.sh runs it after its checks; docs/gpu-testing.md):
+# (tests/gpu/run-gpu-tests.sh runs it after its checks; docs/dev/gpu-testing.md):
 #
 #   srun true, with and without --nccl-warmup    added launch latency
 #   nccl-warmup --json alone                     per-phase times, wall time

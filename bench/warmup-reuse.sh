@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# What warmup reuse saves a batch job (docs/benchmarks.md, "Warmup reuse"):
+# What warmup reuse saves a batch job (docs/dev/benchmarks.md, "Warmup reuse"):
 # a job with "#SBATCH --nccl-warmup" on all of one node's GPUs running 1, 4
 # and 10 `srun true`, with warmup_reuse=no (before: every srun warms up
 # again) and warmup_reuse=yes (after: the sruns reuse the batch step's
@@ -18,7 +18,7 @@
 # script edits that line (warmup_reuse=) and restores it on exit.  The GPU
 # count is the first node's (scontrol: Gres=gpu:N), so it runs unchanged on
 # the CPU test cluster with fake GPUs (export LD_LIBRARY_PATH to the fake
-# libraries: the jobs inherit it) and on a GPU node (docs/gpu-testing.md).
+# libraries: the jobs inherit it) and on a GPU node (docs/dev/gpu-testing.md).
 set -uo pipefail
 
 runs=${SN_BENCH_RUNS:-3}

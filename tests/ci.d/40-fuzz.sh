@@ -3,7 +3,7 @@
 #
 # Each libFuzzer harness (fuzz/) for a short while on its committed seed
 # corpus: one TAP line per harness with its exec and crash counts.  The
-# long runs are reported in docs/fuzzing.md.
+# long runs are reported in docs/dev/fuzzing.md.
 #
 #   SN_FUZZ_SECONDS  per harness (default 20; 10 harnesses, 2 at a time)
 set -uo pipefail

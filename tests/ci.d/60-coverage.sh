@@ -7,7 +7,7 @@
 # build tree of its own, as TAP: the unit tests and those suites pass in
 # that build, and each floored part of src/ stays above its floor.  A
 # table per directory goes to the TAP stream and to
-# $build/coverage-table.md (docs/coverage.md holds the figures); the full
+# $build/coverage-table.md (docs/dev/coverage.md holds the figures); the full
 # report is $build/coverage.txt.
 #
 # The suites run on a throwaway cluster of the host's Slurm (root only).
@@ -34,7 +34,7 @@ ci=0
 case "${CI:-}" in true | 1 | yes) ci=1 ;; esac
 # The suites that add the most lines of the plugin, the helper and the
 # admin tools to make check's for their time; together they cover all but
-# a few lines of what all seventeen do (docs/coverage.md: the measurements
+# a few lines of what all seventeen do (docs/dev/coverage.md: the measurements
 # behind the pick).  Floors a little below the figures measured.
 suites=${SN_COV_SUITES-multinode fleet profiles warmup fabric_hostile reuse health containers}
 floors=${SN_COV_FLOORS:-src/core=90 src/plugin=87 src/warmup=90 src/warmup/fabric=85}

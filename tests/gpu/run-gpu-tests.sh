@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # spank-nccl on a real GPU node under real Slurm, in one go, as root, from
-# the repository root (docs/gpu-testing.md):
+# the repository root (docs/dev/gpu-testing.md):
 #
 #   1. unpack Debian's Slurm 22.05 + munge debs from .carry/debs into
 #      /opt/sl (not into /): the node has no package registry

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 #
 # Docs as tests: every srun/sbatch/salloc/#SBATCH example in README.md,
-# docs/*.md and man/*.[0-9] is extracted (helpers/doc_examples.awk: code
+# docs/*.md, docs/dev/*.md and man/*.[0-9] is extracted (helpers/doc_examples.awk: code
 # blocks and inline code) and run on a one-node test cluster with four
 # fake GPUs.  A new example is tested without anyone writing a test.
 #
-# How an example is adapted to the test cluster (the rule docs state in
-# docs/user-guide.md, "Examples in these docs are tested"):
+# How an example is adapted to the test cluster (the rule docs/dev/testing.md states,
+# "Examples in the docs are tested"):
 #   - node counts (-N<n>, --nodes=<n>) become 1, GPU counts
 #     (--gres=gpu:<n>) at most 4, the node's count; "N" in a count
 #     stands for the node's GPU count;
@@ -45,7 +45,7 @@
 
 load common
 
-SN_DOCS_FILES=(README.md docs/*.md man/*.[0-9])
+SN_DOCS_FILES=(README.md docs/*.md docs/dev/*.md man/*.[0-9])
 EXCEPTIONS="$SN_TESTS_DIR/docs_examples.exceptions"
 
 setup_file() { sn_file_setup; }
@@ -264,7 +264,7 @@ run_example() {
 		sn_fail "README's bare '#SBATCH --nccl-warmup' not extracted"
 	grep -qE $'^EX\tman/spank-nccl\\.8:[0-9]+\t#!/bin/bash' "$M/all" ||
 		sn_fail "the man page's batch script not extracted"
-	grep -qE $'^EX\tdocs/benchmarks\\.md:[0-9]+\tsrun --gres=gpu:4 --nccl-warmup true$' "$M/all" ||
+	grep -qE $'^EX\tdocs/dev/benchmarks\\.md:[0-9]+\tsrun --gres=gpu:4 --nccl-warmup true$' "$M/all" ||
 		sn_fail "inline code not extracted"
 	grep -qE $'^O\tspank-nccl: profiles in ' "$M/all" ||
 		sn_fail "README's shown output not extracted"

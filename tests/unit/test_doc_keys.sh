@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every place that lists the plugstack.conf keys with their defaults names
+# The two places that list the plugstack.conf keys with their defaults name
 # exactly the parser's keys (src/core/config/config.c) and the parser's defaults
-# (sn_config_defaults, printed by tests/unit/config_keys): README.md's
-# argument table, the admin guide's, docs/design.md's, the
-# PLUGSTACK ARGUMENTS of spank-nccl(8) and plugstack.conf.example.
+# (sn_config_defaults, printed by tests/unit/config_keys): the PLUGSTACK
+# ARGUMENTS of spank-nccl(8) and plugstack.conf.example.  The other docs
+# link to spank-nccl(8) instead of copying its table.
 #
 # A default is compared as an admin writes the value: the text of the
 # default cell up to a parenthesis or comma, without backticks;
@@ -27,21 +27,6 @@ sysconfdir=$(sed -n 's/^#SYSCONFDIR\t//p' "$tmp/parser")
 libexecdir=$(sed -n 's/^#LIBEXECDIR\t//p' "$tmp/parser")
 grep -v '^#' "$tmp/parser" | sort >"$tmp/want"
 [ -s "$tmp/want" ] || { echo "FAIL: no keys from $keys_prog" >&2; exit 1; }
-
-# "KEY<TAB>default text" from a Markdown table: the rows after the header
-# line HEADER whose first cell starts with `KEY=.
-md_table() {	# FILE HEADER
-	awk -v header="$2" '
-		index($0, header) == 1 { on = 1; next }
-		on && !/^\|/ { exit }
-		on && /^\| `[a-z_]+=/ {
-			line = $0
-			gsub(/\\\|/, "/", line)		# \| inside a cell
-			split(line, cell, "|")
-			key = cell[2]; sub(/^ `/, "", key); sub(/=.*/, "", key)
-			print key "\t" cell[3]
-		}' "$1"
-}
 
 # plugstack.conf.example: "#   KEY=VALUE ..." starts an entry; its
 # "default: TEXT" is on one of the entry's lines.
@@ -155,13 +140,6 @@ check_doc() {	# NAME FILE EXTRACTED
 	[ -z "${SN_DOC_KEYS_SHOW:-}" ] || sed 's/^/    /' "$got.n"
 }
 
-md_table "$src/README.md" '| argument | default |' >"$tmp/readme"
-check_doc README "$src/README.md" "$tmp/readme"
-md_table "$src/docs/admin-guide.md" '| Argument | Default |' >"$tmp/admin"
-check_doc "admin guide" "$src/docs/admin-guide.md" "$tmp/admin"
-sed -n '/^## plugstack.conf arguments/,/^## [^p]/p' "$src/docs/design.md" |
-	md_table /dev/stdin '| argument | default |' >"$tmp/design"
-check_doc design.md "$src/docs/design.md" "$tmp/design"
 man_keys "$src/man/spank-nccl.8" >"$tmp/man"
 check_doc "spank-nccl(8)" "$src/man/spank-nccl.8" "$tmp/man"
 example_keys "$src/plugstack.conf.example" >"$tmp/example"

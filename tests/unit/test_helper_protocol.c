@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The helper protocol (src/core/protocol/helper_protocol.c): the exit-code table,
- * the documents that quote it (nccl-warmup(1), docs/design.md) and the
+ * the document that quotes it (nccl-warmup(1)) and the
  * argument parsers the plugin and nccl-warmup share.
  */
 #include <stdlib.h>
@@ -307,12 +307,6 @@ static void test_man_page_agrees(void **state)
 		  false);
 }
 
-static void test_design_doc_agrees(void **state)
-{
-	check_doc(SN_SRCDIR "/docs/design.md", "## nccl-warmup exit codes",
-		  "\n## ", true);
-}
-
 static void test_timeout(void **state)
 {
 	unsigned int t = 7;
@@ -405,7 +399,6 @@ int main(void)
 		cmocka_unit_test(test_fault_decide),
 		cmocka_unit_test(test_fault_hints),
 		cmocka_unit_test(test_man_page_agrees),
-		cmocka_unit_test(test_design_doc_agrees),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_busbw_and_teardown),

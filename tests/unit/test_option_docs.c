@@ -2,7 +2,7 @@
 /*
  * The option values' words (src/core/config/options.c's table, which srun --help
  * is written from) against the documents that list them: spank-nccl(8)
- * SYNOPSIS and OPTIONS, the user guide and the design's interface table.
+ * SYNOPSIS and OPTIONS and the user guide.
  * A word added to the parser and not to the docs, or the reverse, fails
  * here (issue 25: the man page's SYNOPSIS had nccl= but not fresh, its
  * OPTIONS the reverse, the user guide no nccl=).
@@ -188,34 +188,11 @@ static void test_user_guide(void **state)
 	free(text);
 }
 
-static void test_design(void **state)
-{
-	const struct sn_option_word *w;
-	char *text = slurp(SN_SRCDIR "/docs/design.md");
-	char *table;
-	char want[256];
-	size_t i, n;
-
-	table = section(text, "\n| option | env-var form |", "\n\n");
-	warmup_synopsis(want, sizeof(want), "| `--nccl-warmup[=", "]` |");
-	assert_contains(table, want);
-	w = sn_warmup_words(&n);
-	for (i = 0; i < n; i++) {
-		if (w[i].kind != SN_WORD_MODE)
-			continue;
-		snprintf(want, sizeof(want), "`%s`", w[i].word);
-		assert_contains(table, want);
-	}
-	free(table);
-	free(text);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_man_page),
 		cmocka_unit_test(test_user_guide),
-		cmocka_unit_test(test_design),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

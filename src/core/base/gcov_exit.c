@@ -7,7 +7,7 @@
  * plugin's helper supervisor and a helper child that fails before exec:
  * their counts would be lost.  This _exit() comes from libsn_core's archive
  * ahead of libc's, is local to spank_nccl.so (hidden, and its version
- * script), and writes the counters first (docs/coverage.md).
+ * script), and writes the counters first (docs/dev/coverage.md).
  */
 #ifdef SN_COVERAGE
 #include <sys/syscall.h>
