@@ -343,8 +343,8 @@ static void describe_failure(const struct sn_plugin *p, spank_t sp,
  * The job's NCCL log, when it asked for one (NCCL_DEBUG set, no
  * NCCL_DEBUG_FILE: NCCL writes it on the helper's stdout, apart from the
  * result): its last SN_NCCL_LOG_LINES lines to the user, under a header
- * that says what they are (docs/user-guide.md).  Fabric mode keeps
- * NCCL's log to itself (a memfd), so there is none on stdout.
+ * that says what they are (docs/user-guide.md).  Fabric mode copies
+ * them there from its own memfd at the end (wu_fabric_tell_log).
  */
 static void tell_nccl_log(struct sn_plugin *p, spank_t sp,
 			  const struct step_warmup *run)

@@ -455,6 +455,7 @@ void wu_report_and_exit(struct wu_run *run, int code)
 	}
 	/* What NCCL's log (NCCL_DEBUG without NCCL_DEBUG_FILE) left in
 	 * stdout's buffer: _exit would drop it. */
+	wu_fabric_tell_log(snap);
 	fflush(stdout);
 	/* _exit: CUDA/NCCL atexit handlers could block after the verdict;
 	 * the kernel releases the GPUs either way. */

@@ -52,16 +52,55 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 
 # NCCL_DEBUG=INFO (no NCCL_DEBUG_FILE): NCCL logs on the helper's stdout,
 # the result comes on its own pipe all the same; the log's last lines
-# reach the user through the container gate, once.
-@test "container: NCCL_DEBUG=INFO does not hide the result; its log is shown once" {
-	NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL containers_srun 2 ok comm,verbose
-	containers_assert_ran_in "ok ok"
-	sn_assert_msg "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, comm mode"
+# reach the user through the container gate, once.  The job's LD_PRELOAD
+# (tests/fake/junk_preload.c, mounted into the container at its path)
+# prints a fake JSON result and junk in the helper and in the tasks.
+@test "container: NCCL_DEBUG=INFO and a preload's junk do not hide the result; its log is shown once" {
+	local junk own job
+	junk=$(sn_fake_dir junk)
+	sn_require_file "$junk/libjunk.so" "junk preload not built (make check)"
+	run --separate-stderr sn_srun -n2 --gres=gpu:2 --container-image=./ok.sqsh \
+		--container-mounts="$junk" --nccl-warmup=comm,verbose \
+		--export="ALL,LD_PRELOAD=$junk/libjunk.so,NCCL_DEBUG=INFO,NCCL_DEBUG_SUBSYS=ALL" \
+		sh -c 'cat /etc/sn-image; test -r "$LD_PRELOAD" && echo junk-visible'
+	sn_assert_status 0
+	# The tasks ran in the image, the preload loaded there too.
+	[ "$(grep -cx ok <<<"$output")" -eq 2 ] || sn_fail "tasks ran in: $output"
+	[ "$(grep -c 'junk-preload: unterminated .*junk-visible$' <<<"$output")" -eq 2 ] ||
+		sn_fail "the preload is not in the container: $output"
+	# One message of the plugin's own, the helper's whole summary; NCCL's
+	# log once, under its header; the preload's JSON is neither.
+	own=$(grep -E "$SN_MSG_RE" <<<"$stderr" |
+		grep -vE "spank-nccl: (\| |NCCL's log of|junk-preload)" || true)
+	[ "$(wc -l <<<"$own")" -eq 1 ] || sn_fail "not one summary: $own"
+	grep -qE "warmup ok on n1: 2 GPUs .*$SN_IMAGE_NCCL, comm mode" <<<"$own" ||
+		sn_fail "summary: $own"
 	[ "$(sn_count_msgs "NCCL's log of the warmup on node n1 \(NCCL_DEBUG=INFO, its stdout\)")" -eq 1 ] ||
 		sn_fail "not one log header"
 	sn_assert_msg 'spank-nccl: \| .* NCCL INFO '
-	grep -q "nccl-warmup passed in [0-9]* ms: {.*container image ./ok.sqsh" \
+	job=$(sn_timeout squeue -h -t all -o %i | sort -n | tail -n1)
+	grep -q "job $job step 0 on n1: nccl-warmup passed in [0-9]* ms: {\"version\":1,.*container image ./ok.sqsh" \
 		"$(sn_slurmd_log n1)" || sn_fail "no result in slurmd's log"
+}
+
+# Issue 30: an image name the user chose reaches slurmd's log only
+# escaped (a link to ok.sqsh whose name holds a newline and a line in the
+# plugin's format).  pyxis 0.24 logs the enroot command it runs raw: a
+# line after one of pyxis's is pyxis's, not the plugin's.
+@test "container: a newline in --container-image forges no line in slurmd's log" {
+	local name=$'ok\nspank-nccl: FORGEDIMG node n2 is broken.sqsh' job bad
+	ln -sfn ok.sqsh "$SN_CLUSTER_DIR/tmp/$name"
+	run --separate-stderr sn_srun -n1 --gres=gpu:1 --container-image="./$name" \
+		--nccl-warmup=comm,verbose cat /etc/sn-image
+	containers_assert_ran_in ok
+	sn_assert_msg 'warmup ok on n1: .*\(container image ./ok\?spank-nccl: FORGEDIMG node n2 is broken.sqsh\)'
+	job=$(sn_timeout squeue -h -t all -o %i | sort -n | tail -n1)
+	grep -aq "^\[[^]]*\] \[$job\.0\] spank-nccl: .*(container image ./ok?spank-nccl: FORGEDIMG" \
+		"$(sn_slurmd_log n1)" || sn_fail "the image's name is not in slurmd's log, escaped"
+	bad=$(awk -v j="[$job.0]" '/FORGEDIMG/ && index($0, "] " j " ") == 0 &&
+		index(prev, "] " j " pyxis: ") == 0 { print } { prev = $0 }' \
+		"$(sn_slurmd_log n1)")
+	[ -z "$bad" ] || sn_fail "a forged line in slurmd's log: $bad"
 }
 
 @test "container: the image's NCCL_* environment is applied" {

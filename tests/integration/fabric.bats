@@ -83,18 +83,25 @@ teardown() {
 }
 
 @test "fabric: a node whose NCCL init fails is blamed by the others and in the fleet record" {
-	local rec="$SN_CLUSTER_DIR/tmp/fabric-records-$BATS_TEST_NUMBER"
+	local n rec="$SN_CLUSTER_DIR/tmp/fabric-records-$BATS_TEST_NUMBER"
 	rm -rf "$rec"
 	mkdir -p "$rec"
 	sn_plugstack_set "record_file=$rec/%n.jsonl"
 	sn_fake_env ok
 	export FAKE_NCCL_INIT_FAIL_HOSTS=n3
-	run --separate-stderr fabric_srun
+	# The job's NCCL_DEBUG (no NCCL_DEBUG_FILE): each node's NCCL log,
+	# once, under its own header, as in comm mode (warmup.bats).
+	NCCL_DEBUG=INFO run --separate-stderr fabric_srun
 	sn_assert_failed
 	[ ! -e "$MARKER" ] || sn_fail "the tasks ran despite the failed warmup"
 	sn_assert_msg 'warmup failed on node n1 .*node n3'
 	sn_assert_msg 'warmup failed on node n2 .*node n3'
 	sn_assert_msg 'warmup failed on node n3 .*NCCL'
+	for n in n1 n2 n3; do
+		[ "$(sn_count_msgs "NCCL's log of the warmup on node $n \(NCCL_DEBUG=INFO, its stdout\), the last [0-9]+ lines:$")" -eq 1 ] ||
+			sn_fail "not one NCCL log header for $n"
+	done
+	sn_assert_msg 'spank-nccl: \| n[123]:[0-9]+:[0-9]+ \[[0-9]\] NCCL INFO '
 	# The others' records: another node's fault, naming it; n3's: its own.
 	grep -q '"class":"peer_failed".*"blame_node":"n3"' "$rec/n1.jsonl" ||
 		sn_fail "n1's record: $(cat "$rec/n1.jsonl")"

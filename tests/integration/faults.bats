@@ -152,21 +152,24 @@ tasks_ran_on() {
 # Issue 30: a value the user chose reaches slurmd's log only escaped.
 # --export puts the variable in the step's environment, not srun's, so
 # slurmstepd (not srun) parses it and logs the refusal.
-@test "faults: a newline in SPANK_NCCL_WARMUP forges no line in slurmd's log" {
-	local job n log forged=$'comm\nspank-nccl: FORGEDENV node n2 is broken'
-	run --separate-stderr sn_srun -N1 -w n1 \
-		--export="ALL,SPANK_NCCL_WARMUP=$forged" true
-	sn_assert_failed
-	job=$(sn_timeout squeue -h -t all -o %i | sort -n | tail -n1)
-	log=$(grep -a "^\[[^]]*\] \[$job\.0\]" "$(sn_slurmd_log n1)")
-	grep -qF 'SPANK_NCCL_WARMUP=comm?spank-nccl: FORGEDENV node n2 is broken' <<<"$log" ||
-		sn_fail "the refusal is not in n1's slurmd log, escaped: $log"
-	# A forged line has no "[time] [job.step]" of slurmstepd's before it.
-	for n in n1 n2 n3; do
-		if grep -a 'FORGEDENV' "$(sn_slurmd_log "$n")" |
-			grep -qv "^\[[^]]*\] \[$job\.0\]"; then
-			sn_fail "a forged line in $n's slurmd log"
-		fi
+@test "faults: a newline in SPANK_NCCL_WARMUP or SPANK_NCCL_PROFILE forges no line in slurmd's log" {
+	local job n log var forged
+	for var in SPANK_NCCL_WARMUP SPANK_NCCL_PROFILE; do
+		forged=$'comm\nspank-nccl: FORGEDENV node n2 is broken'
+		run --separate-stderr sn_srun -N1 -w n1 \
+			--export="ALL,$var=$forged" true
+		sn_assert_failed
+		job=$(sn_timeout squeue -h -t all -o %i | sort -n | tail -n1)
+		log=$(grep -a "^\[[^]]*\] \[$job\.0\]" "$(sn_slurmd_log n1)")
+		grep -qF "comm?spank-nccl: FORGEDENV node n2 is broken" <<<"$log" ||
+			sn_fail "$var: the refusal is not in n1's slurmd log, escaped: $log"
+		# A forged line has no "[time] [job.step]" of slurmstepd's before it.
+		for n in n1 n2 n3; do
+			if grep -a 'FORGEDENV' "$(sn_slurmd_log "$n")" |
+				grep -qv "^\[[^]]*\] \[[0-9]*\.0\]"; then
+				sn_fail "$var: a forged line in $n's slurmd log"
+			fi
+		done
 	done
 }
 

@@ -166,3 +166,98 @@ print("model", sorted({s["metric"]["gpu_model"] for s in r["Driver, GPU model an
 		echo "# panels drawn: $SN_CLUSTER_DIR/tmp/dashboard.png" >&3
 	fi
 }
+
+# Issue 30: a non-root user sends syslog records in the plugin's own
+# format (ident spank-nccl, @cee: JSON, fault node) to /dev/log (a socket
+# the test listens on, in a private /dev); the kernel's credentials tell
+# them from the recorder's as root, and they change nothing the shipped
+# alert rules read: n1's .prom and the record file stay byte for byte,
+# and promtool finds no alert over n1's metrics from before to after.
+@test "fleet: syslog records forged by a non-root user change nothing the alert rules read" {
+	local d="$SN_CLUSTER_DIR/tmp/forged-syslog" prom records_before forged t
+	local rules="$SN_SRC_DIR/share/spank-nccl/spank-nccl-alerts.yml"
+	rm -rf "$d"
+	mkdir -p "$d"
+	prom="$(prom_dir n1)/spank_nccl.prom"
+	sn_fake_env ok
+	run --separate-stderr sn_srun -N1 -w n1 --gres=gpu:2 --nccl-warmup=comm true
+	sn_assert_status 0
+	cp "$prom" "$d/before.prom"
+	records_before=$(record_count)
+	CUDA_VISIBLE_DEVICES=0,1 "$(sn_helper_path)" --node n1 --mode comm \
+		--json >"$d/result.json" 2>/dev/null || sn_fail "helper: $(cat "$d/result.json")"
+	forged='@cee:{"rid":"n1-1795389000.250","part":1,"parts":1,"record":"spank-nccl-warmup","node":"n1","pass":false,"class":"duplicate_busid","fault":"node","exit_code":3}'
+	cat >"$d/listen.py" <<'P'
+import json, os, socket, struct, subprocess, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+os.chmod("/dev/log", 0o666)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+rc = 0
+for cmd in json.load(open(sys.argv[2])):
+    rc |= subprocess.run(cmd).returncode
+# A datagram is queued when sendto() returns: read what is there.
+s.setblocking(False)
+with open(sys.argv[1], "w") as f:
+    try:
+        while True:
+            m, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(12))
+            uid = [struct.unpack("iII", c[2])[1] for c in anc
+                   if c[1] == socket.SCM_CREDENTIALS]
+            f.write("%s %s\n" % (uid[0] if uid else "?", m.decode(errors="replace")))
+    except BlockingIOError:
+        pass
+sys.exit(rc)
+P
+	# nobody's two forged records, then the recorder's real one as root.
+	python3 - "$d" "$forged" "$(recorder)" <<'P' >"$d/cmds.json"
+import json, sys
+d, forged, recorder = sys.argv[1:]
+send = ("import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "for pid in (4242, 4243): s.sendto(b'<30>spank-nccl[%d]: ' % pid + sys.argv[1].encode(), '/dev/log')")
+print(json.dumps([["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                   "python3", "-c", send, forged],
+                  ["sh", "-c", 'exec "$0" --node n1 --mode comm --exit-status 0 --job 78 '
+                   '--record-file "$1/genuine.jsonl" --syslog <"$1/result.json"', recorder, d]]))
+P
+	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /dev &&
+		exec python3 "$@"' sh "$d/listen.py" "$d/got.txt" "$d/cmds.json" ||
+		sn_fail "the syslog listener failed: $(cat "$d/got.txt" 2>/dev/null)"
+	# The same format from both; the sender's uid (journald's _UID)
+	# tells them apart.
+	[ "$(grep -cE '^65534 <30>spank-nccl\[[0-9]+\]: @cee:\{.*"fault":"node"' "$d/got.txt")" -eq 2 ] ||
+		sn_fail "nobody's records did not arrive: $(cat "$d/got.txt")"
+	grep -qE '^0 <30>spank-nccl\[[0-9]+\]: @cee:\{"rid":"n1-' "$d/got.txt" ||
+		sn_fail "the recorder's record did not arrive: $(cat "$d/got.txt")"
+	cmp -s "$d/before.prom" "$prom" || sn_fail "n1's .prom changed"
+	[ "$(record_count)" -eq "$records_before" ] || sn_fail "the record file changed"
+	# promtool: n1's series from the .prom before, then after, an hour
+	# each; neither node-fault alert fires on n1.
+	python3 - "$d/before.prom" "$prom" <<'P' >"$d/series.yml" || sn_fail "series"
+import sys
+def samples(path):
+    return dict(l.rsplit(" ", 1) for l in open(path).read().splitlines()
+                if l and not l.startswith("#"))
+before, after = samples(sys.argv[1]), samples(sys.argv[2])
+for key in sorted(set(before) | set(after)):
+    name, _, labels = key.partition("{")
+    labels = labels.rstrip("}")
+    print("      - series: '%s{%s%sinstance=\"n1\"}'" % (name, labels, "," if labels else ""))
+    print("        values: '%s+0x60 %s+0x60'" % (before.get(key, after.get(key)), after.get(key, before.get(key))))
+P
+	{
+		echo "rule_files: ['$rules']"
+		echo "evaluation_interval: 1m"
+		echo "tests:"
+		echo "  - interval: 1m"
+		echo "    input_series:"
+		cat "$d/series.yml"
+		echo "    alert_rule_test:"
+		for t in 60 120; do
+			echo "      - { eval_time: ${t}m, alertname: SpankNcclNodeFaults, exp_alerts: [] }"
+			echo "      - { eval_time: ${t}m, alertname: SpankNcclPluginWarmupFailing, exp_alerts: [] }"
+		done
+	} >"$d/alerts-test.yml"
+	run promtool test rules "$d/alerts-test.yml"
+	[ "$status" -eq 0 ] || sn_fail "promtool test rules: $output"
+}

@@ -8,7 +8,8 @@
 # fault count and _info as they were and the record's fault the job's;
 # a real node fault (the node's fake GPUs, sn_node_fake: a root-owned
 # confirm_env= file the job cannot reach) is the node's every time, even
-# with the job's NCCL_* or forgeries; a passing step runs no confirmation.
+# with the job's NCCL_* or forgeries; a passing step runs no confirmation;
+# forged passes of 400 fake GPUs leave the metrics as honest passes.
 
 load common
 
@@ -167,4 +168,60 @@ print(json.loads(sys.stdin.read()).get(sys.argv[1]))' "$1"
 	[ "$(grep -c '^lib=cuda ' "$log")" = 1 ] || sn_fail "confirmations: $(cat "$log")"
 	grep -q '^lib=cuda pid=[0-9]* uid=0/0/0 ' "$log" ||
 		sn_fail "the confirmation did not run as root: $(cat "$log")"
+}
+
+# A forged result of N GPUs, each with its own fake UUID and bus ID, that
+# says the warmup passed, into $D/forged-N.json (readable by the user).
+forge_gpus() {
+	python3 - "$1" "$D/forged-$1.json" <<'P'
+import json, sys
+n = int(sys.argv[1])
+gpus = [{"index": i, "busid": "0000:%02x:%02x.0" % (i // 32 + 0x60, i % 32),
+         "uuid": "GPU-f0f0f0f0-0000-0000-0000-%012d" % i, "name": "Forged GPU",
+         "nccl_mem_mib": 1} for i in range(n)]
+json.dump({"version": 1, "node": "n1", "mode": "comm", "status": "ok",
+           "exit_code": 0, "fault": None, "message": "", "summary": "forged",
+           "nccl_version": "9.99.9", "driver_version": "666.66.66",
+           "nccl_source": "system", "gpus": gpus}, open(sys.argv[2], "w"))
+P
+	chmod 0755 "$D"
+	chmod 0644 "$D/forged-$1.json"
+}
+
+# The node's .prom without its comments, timestamps and histograms (the
+# root's timing and the job's phase timings: values that differ run to
+# run), nor the health gauge (the job's helper's findings, none here).
+prom_facts() {
+	grep -vE '^#|_timestamp_seconds|_bucket|_sum|_count|_health_findings' "$PROM"
+}
+
+@test "trust: forged passes with 400 fake GPU UUIDs leave the node's metrics as honest passes; a real node fault after them is written and counted" {
+	local honest
+	user_step
+	sn_assert_status 0
+	user_step
+	sn_assert_status 0
+	honest=$(prom_facts)
+	rm -f "$PROM"
+	# 400 GPUs at once (over the result's 64: no result), then 64 more
+	# (the most one result holds).
+	forge_gpus 400
+	forge_gpus 64
+	user_step "LD_PRELOAD=$FORGE" FORGE_FILE="$D/forged-400.json" FORGE_EXIT=0
+	sn_assert_status 0
+	user_step "LD_PRELOAD=$FORGE" FORGE_FILE="$D/forged-64.json" FORGE_EXIT=0
+	sn_assert_status 0
+	[ "$(last gpus | grep -o 'GPU-f0f0' | wc -l)" -eq 64 ] ||
+		sn_fail "the forged result was not the job's record: $(tail -n1 "$D/records.jsonl" | head -c 300)"
+	[ "$(prom_facts)" = "$honest" ] ||
+		sn_fail "the metrics differ from honest passes: $(diff <(echo "$honest") <(prom_facts))"
+	! grep -q 'f0f0f0f0' "$PROM" || sn_fail "a forged UUID in the metrics"
+	# A real node fault on that node: written and counted.
+	sn_node_fake FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
+	user_step FAKE_CUDA_BUSIDS=0000:01:00.0,0000:01:00.0,0000:03:00.0,0000:04:00.0
+	sn_assert_failed
+	[ "$(last fault)" = node ] || sn_fail "fault $(last fault)"
+	[ "$(node_faults)" = 1 ] || sn_fail "node faults: $(cat "$PROM")"
+	! grep -aq 'metrics not written' "$(sn_slurmd_log n1)" ||
+		sn_fail "$(grep -a 'metrics not written' "$(sn_slurmd_log n1)")"
 }

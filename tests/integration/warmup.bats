@@ -442,12 +442,14 @@ own_msgs() {
 		! grep -q "job $job step 0 on n1: .*(no result)" "$(sn_slurmd_log n1)" ||
 			sn_fail "$mode: (no result) in slurmd's log"
 		# NCCL's log (not in check mode, which runs no NCCL; fabric mode
-		# keeps it to itself): its last lines, under a header.
+		# copies it from its own memfd): its last lines, under a header.
 		case $mode in
-		comm | bandwidth)
+		comm | bandwidth | fabric)
 			n=$(grep -oE "spank-nccl: NCCL's log of the warmup on node n1 \(NCCL_DEBUG=INFO, its stdout\), the last [0-9]+ lines:$" <<<"$stderr" |
 			    grep -oE '[0-9]+ lines' | cut -d' ' -f1)
 			[ -n "$n" ] && [ "$n" -le 20 ] || sn_fail "$mode: no header"
+			[ "$(sn_count_msgs "NCCL's log of")" -eq 1 ] ||
+				sn_fail "$mode: not one header"
 			[ "$(sn_count_msgs 'spank-nccl: \| ')" -eq "$n" ] ||
 				sn_fail "$mode: not $n log lines"
 			sn_assert_msg 'spank-nccl: \| .* NCCL INFO ' ;;
@@ -459,18 +461,22 @@ own_msgs() {
 }
 
 @test "warmup: with NCCL_DEBUG=INFO a failure is the helper's own message, then NCCL's last lines" {
+	local mode
 	sn_require_file "$(sn_fake_dir junk)/libjunk.so" "junk preload not built (make check)"
 	sn_fake_env nccl-init-fail
-	run --separate-stderr junk_srun comm
-	sn_assert_failed
-	assert_tasks_blocked
-	[ "$(sn_count_msgs 'warmup failed on node n1')" -eq 1 ] || sn_fail "not one failure"
-	sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1\): NCCL'
-	# Not the helper's stderr summary nested in the plugin's (no result).
-	[ "$(own_msgs | grep -cE 'FAILED on n1|FAKE-JSON|exit code 5\)')" -eq 0 ] ||
-		sn_fail "the result was lost"
-	sn_assert_msg "spank-nccl: NCCL's log of the warmup on node n1"
-	sn_assert_msg 'spank-nccl: \| .* NCCL INFO '
+	for mode in comm fabric; do
+		run --separate-stderr junk_srun $mode
+		sn_assert_failed
+		assert_tasks_blocked
+		[ "$(sn_count_msgs 'warmup failed on node n1')" -eq 1 ] || sn_fail "$mode: not one failure"
+		sn_assert_msg 'warmup failed on node n1 \(GPUs 0,1\): NCCL'
+		# Not the helper's stderr summary nested in the plugin's (no result).
+		[ "$(own_msgs | grep -cE 'FAILED on n1|FAKE-JSON|exit code 5\)')" -eq 0 ] ||
+			sn_fail "$mode: the result was lost"
+		[ "$(sn_count_msgs "NCCL's log of the warmup on node n1")" -eq 1 ] ||
+			sn_fail "$mode: not one header"
+		sn_assert_msg 'spank-nccl: \| .* NCCL INFO '
+	done
 }
 
 @test "warmup: the user's NCCL_DEBUG_FILE gets NCCL's log; none on the terminal" {

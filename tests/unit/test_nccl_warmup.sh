@@ -408,11 +408,24 @@ for mode in check comm bandwidth fabric container; do
 	expect_json 'junk-preload: unterminated'
 	expect_err 'FAKE-JSON from LD_PRELOAD'
 	case $out in *'"node":"testnode"'*) fail "the result on stdout" ;; esac
-	# NCCL's log reached stdout, except in fabric mode (its own memfd).
+	# NCCL's log reached stdout (fabric mode: copied from its own memfd
+	# at the end), except in check mode, which runs no NCCL.
 	case $mode in
-	comm | bandwidth | container) expect_json ' NCCL INFO ' ;;
-	*) expect_no_json ' NCCL INFO ' ;;
+	check) expect_no_json ' NCCL INFO ' ;;
+	*) expect_json ' NCCL INFO ' ;;
 	esac
+done
+# Fabric mode shows the lines of the job's level only (WARN: none of the
+# fake's INFO lines), and none when the job named NCCL_DEBUG_FILE.
+for v in NCCL_DEBUG=WARN "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$tmp/nccl.log"; do
+	name="fabric-log-$v"
+	# shellcheck disable=SC2086
+	env $v "$helper" --node testnode --json --result-fd 3 --mode fabric \
+		--job-id 3 --step-id 1 --node-index 0 --nodes 1 \
+		--nodelist testnode 3>"$tmp/res" >"$tmp/out" 2>"$tmp/err"
+	rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+	expect_rc 0
+	expect_no_json ' NCCL INFO '
 done
 # Without --result-fd, the JSON stays on stdout (by hand, and scripts).
 run result-fd-none -- --json --mode check

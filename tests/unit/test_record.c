@@ -449,6 +449,13 @@ static void test_prom_state(void **state)
 		assert_int_equal(st.n, before);
 		len = sn_prom_render(&st, &r, text, sizeof(text));
 		assert_null(strstr(text, "forged"));
+		/* Its GPU count neither: the step's GPUs, as slurmstepd set
+		 * CUDA_VISIBLE_DEVICES. */
+		forged.n_gpus = 64;
+		snprintf(r.gpus_requested, sizeof(r.gpus_requested), "0,1");
+		len = sn_prom_render(&st, &r, text, sizeof(text));
+		assert_non_null(strstr(text, "\nspank_nccl_warmup_last_gpus 2\n"));
+		r.gpus_requested[0] = '\0';
 		r.result = &res;
 		r.trusted = &res;
 	}

@@ -471,11 +471,25 @@ int sn_prom_state_parse(const char *text, size_t len,
 	return 0;
 }
 
+/*
+ * The GPUs of the last warmup, as the root side knows them: a root run's
+ * count, else the step's CUDA_VISIBLE_DEVICES as slurmstepd set it (the
+ * GPUs the plugin gave the helper), never the job's helper's own claim;
+ * the helper's count only where neither is known (a recorder run by hand).
+ */
 static void render_gpus(struct sn_text *t, const struct sn_record *r)
 {
-	const struct sn_warmup_result *res = r->result;
+	const char *cvd = r->gpus_requested;
+	size_t n = r->result ? r->result->n_gpus : 0;
 
-	sn_text_add(t, P "last_gpus %zu\n", res ? res->n_gpus : (size_t)0);
+	if (r->trusted) {
+		n = r->trusted->n_gpus;
+	} else if (cvd[0]) {
+		n = 1;
+		for (; *cvd; cvd++)
+			n += *cvd == ',';
+	}
+	sn_text_add(t, P "last_gpus %zu\n", n);
 }
 
 /* Whether series KEY is of family F. */

@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bandwidth.h"
@@ -114,6 +116,18 @@ static int peer_failed(struct wu_run *run)
 	return apply_verdict(run, &out, SN_WARMUP_PEER_FAILED);
 }
 
+/* What the job's NCCL_DEBUG shows: NCCL's levels, 3 for INFO and up. */
+static int user_level(const char *level)
+{
+	static const char *const names[] = { "VERSION", "WARN", "INFO",
+					     "ABORT", "TRACE" };
+
+	for (size_t i = 0; level && i < sizeof(names) / sizeof(*names); i++)
+		if (strcasecmp(level, names[i]) == 0)
+			return i < 2 ? (int)i + 1 : 3;
+	return 0;	/* unset or NONE: NCCL logs nothing */
+}
+
 /*
  * NCCL's INFO log, for the transport it chose, into a memfd of this
  * process: NCCL fopen()s NCCL_DEBUG_FILE ("/proc/self/fd/N" reopens the
@@ -121,19 +135,77 @@ static int peer_failed(struct wu_run *run)
  * reaches the job's stdout/stderr and nothing is left on disk.  INIT,NET
  * keeps it to the lines that say which network (src/init.cc "Using
  * network", src/plugin/net.cc "NET/Plugin: Loaded net plugin").  NCCL
- * reads NCCL_DEBUG at its first log call, after this.
+ * reads NCCL_DEBUG at its first log call, after this.  A job that asked
+ * for NCCL's log on stdout (NCCL_DEBUG, no NCCL_DEBUG_FILE: comm mode's
+ * case) gets its lines there at the end (wu_fabric_tell_log): the memfd
+ * then also takes its subsystems (else NCCL's default ones).
  */
-static void log_to_memfd(struct fabric_run *fr)
+static void log_to_memfd(struct wu_run *run, struct fabric_run *fr)
 {
-	char path[64];
+	const char *file = getenv("NCCL_DEBUG_FILE");
+	const char *subsys = getenv("NCCL_DEBUG_SUBSYS");
+	int level = file && *file ? 0 : user_level(getenv("NCCL_DEBUG"));
+	char path[64], subsystems[512] = "INIT,NET";
 
 	fr->log_fd = memfd_create("nccl-warmup-nccl-log", MFD_CLOEXEC);
 	if (fr->log_fd < 0)
 		return;
+	/* "^X": all but X; INIT and NET must stay in. */
+	if (level && subsys && *subsys && *subsys != '^')
+		snprintf(subsystems, sizeof(subsystems), "%.490s,INIT,NET",
+			 subsys);
+	else if (level && !(subsys && *subsys))
+		snprintf(subsystems, sizeof(subsystems),
+			 "INIT,BOOTSTRAP,ENV,NET");
+	pthread_mutex_lock(&run->lock);
+	run->fabric.tell_level = level;
+	run->fabric.log_fd = fr->log_fd;
+	pthread_mutex_unlock(&run->lock);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fr->log_fd);
 	setenv("NCCL_DEBUG_FILE", path, 1);
 	setenv("NCCL_DEBUG", "INFO", 1);
-	setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
+	setenv("NCCL_DEBUG_SUBSYS", subsystems, 1);
+}
+
+/* The tail the plugin shows (20 lines) and then some. */
+#define NCCL_LOG_TELL_MAX (64 * 1024)
+
+void wu_fabric_tell_log(const struct wu_run *run)
+{
+	int level = run->fabric.tell_level;
+	char *log, *line, *end;
+	struct stat st;
+	off_t size;
+	ssize_t n;
+
+	if (!level || fstat(run->fabric.log_fd, &st) < 0 || st.st_size <= 0)
+		return;
+	size = st.st_size;
+	log = malloc(NCCL_LOG_TELL_MAX + 1);
+	if (!log)
+		return;
+	n = pread(run->fabric.log_fd, log, NCCL_LOG_TELL_MAX,
+		  size > NCCL_LOG_TELL_MAX ? size - NCCL_LOG_TELL_MAX : 0);
+	end = log + (n > 0 ? n : 0);
+	*end = '\0';
+	line = log;
+	/* A cut first line is not NCCL's. */
+	if (size > NCCL_LOG_TELL_MAX) {
+		line = memchr(log, '\n', (size_t)(end - log));
+		line = line ? line + 1 : end;
+	}
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t len = (size_t)((nl ? nl + 1 : end) - line);
+
+		*(nl ? nl : end) = '\0';
+		/* At WARN or VERSION NCCL writes no INFO lines. */
+		if (level == 3 || strstr(line, "NCCL version") ||
+		    (level == 2 && strstr(line, " NCCL WARN ")))
+			printf("%s\n", line);
+		line += len;
+	}
+	free(log);
 }
 
 /* The network NCCL chose into run->transport ("" if its log says not). */
@@ -344,7 +416,7 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 	/* setenv() before any other thread: NVML's call getenv(), and a
 	 * concurrent setenv may move the environment under them (a fabric
 	 * member died of SIGSEGV so, once in CI). */
-	log_to_memfd(&fr);
+	log_to_memfd(run, &fr);
 	wu_health_start(run);
 	local = local_checks(run, cu, &nccl);
 	/* One node: comm over its GPUs, nothing to coordinate. */

@@ -4,7 +4,8 @@
  * writes a forged result -- wrong data, "fault":"node", a fake driver,
  * GPU model, "the node's own" NCCL, bus IDs, UUIDs and busbw -- to
  * stdout (and to the descriptor of a --result-fd argument, should the
- * helper have one) and exits 6, as a wrong all-reduce would.
+ * helper have one) and exits 6, as a wrong all-reduce would.  FORGE_FILE
+ * names a result to write instead, FORGE_EXIT the exit code.
  *	cc -shared -fPIC -o libforge.so forge-result.c
  */
 #include <fcntl.h>
@@ -27,10 +28,8 @@
 	"\"uuid\":\"GPU-f0f0f0f0-0000-0000-0000-000000000002\"," \
 	"\"name\":\"Forged GPU\",\"nccl_mem_mib\":1}]}\n"
 
-static void put(int fd)
+static void put(int fd, const char *s, size_t len)
 {
-	const char *s = FORGED;
-	size_t len = strlen(s);
 	ssize_t n;
 
 	while (len > 0 && (n = write(fd, s, len)) > 0) {
@@ -60,12 +59,35 @@ static int result_fd(void)
 	return -1;
 }
 
+/* FORGE_FILE's text (up to 1 MiB), else FORGED. */
+static const char *forged(size_t *len)
+{
+	static char text[1 << 20];
+	const char *path = getenv("FORGE_FILE");
+	ssize_t n = -1;
+	int fd;
+
+	if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, text, sizeof(text));
+		close(fd);
+	}
+	if (n <= 0) {
+		*len = strlen(FORGED);
+		return FORGED;
+	}
+	*len = (size_t)n;
+	return text;
+}
+
 __attribute__((constructor)) static void forge(void)
 {
+	const char *code = getenv("FORGE_EXIT");
 	int fd = result_fd();
+	size_t len;
+	const char *s = forged(&len);
 
-	put(STDOUT_FILENO);
+	put(STDOUT_FILENO, s, len);
 	if (fd > 2)
-		put(fd);
-	_exit(6);
+		put(fd, s, len);
+	_exit(code ? atoi(code) : 6);
 }
