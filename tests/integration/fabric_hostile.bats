@@ -294,6 +294,9 @@ assert_passed_or_environment() {
 	# hangs, as such a connection made them): no node is blamed.
 	rm -f "$REC"/*.jsonl "$MARKER"
 	JOB=
+	sn_plugstack_set "fabric_ports=$lo-$hi" "record_file=$REC/%n.jsonl" \
+		warmup_timeout=4
+	unset FAKE_CUDA_SLOW_INIT_HOSTS FAKE_CUDA_SLOW_INIT_MS
 	export FAKE_NCCL_HANG=init
 	user_step_srun
 	unset FAKE_NCCL_HANG
