@@ -44,6 +44,9 @@ struct node_summary {
 	 * peer_failed included; not failures of this node either. */
 	size_t not_node;
 	double last_ts;
+	/* The record the identity (GPUs, versions) came from. */
+	double identity_ts;
+	bool identity_trusted;
 	char last_fail_class[32];
 	char last_fail_message[1024];
 	double last_fail_ts;

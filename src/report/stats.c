@@ -48,9 +48,21 @@ static struct node_summary *find_node(struct fleet *f, const char *node)
 	return n;
 }
 
+/*
+ * Whether R's figures and identity come from a run its job's user cannot
+ * reach: the Prolog's (nccl-warmup-record as root).  A job step's record
+ * carries the job's own helper's result, which the user controls
+ * (docs/security.md "Trust").
+ */
+static bool record_trusted(const struct sn_record_view *r)
+{
+	return strcmp(r->source, "prolog") == 0;
+}
+
 int fleet_add(struct fleet *f, const struct sn_record_view *r)
 {
 	struct node_summary *n = find_node(f, r->node);
+	bool trusted = record_trusted(r);
 
 	if (!n)
 		return -1;
@@ -64,11 +76,12 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 		n->cap_samples = cap;
 	}
 	/*
-	 * A fabric warmup's bandwidth is the network's and its time includes
+	 * Figures only from a run the job's user cannot reach; a
+	 * fabric warmup's bandwidth is the network's and its time includes
 	 * waiting for the other nodes: neither compares with identical
 	 * nodes' node-local runs.
 	 */
-	if (strcmp(r->mode, "fabric") == 0)
+	if (!trusted || strcmp(r->mode, "fabric") == 0)
 		n->samples[n->n_samples++] = (struct sample){ r->ts, r->pass,
 							      -1, -1, -1 };
 	else
@@ -94,8 +107,16 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 				 r->message);
 		}
 	}
-	/* Identity from the newest record that knows its GPUs. */
-	if (r->ts >= n->last_ts && r->gpu_count > 0) {
+	/*
+	 * Identity (the group) from the newest record that knows its GPUs,
+	 * a trusted one's over any job's: a job's helper naming another GPU
+	 * would move its node out of its peers' group.
+	 */
+	if (r->gpu_count > 0 &&
+	    (trusted ? !n->identity_trusted || r->ts >= n->identity_ts :
+		       !n->identity_trusted && r->ts >= n->identity_ts)) {
+		n->identity_ts = r->ts;
+		n->identity_trusted = trusted;
 		n->gpu_count = r->gpu_count;
 		sn_strlcpy(n->gpu_model, r->gpu_model, sizeof(n->gpu_model));
 		if (r->nccl_version[0])

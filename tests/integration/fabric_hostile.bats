@@ -246,3 +246,86 @@ assert_records() {
 	! grep -q '"failures":[1-9]' <<<"$output" || sn_fail "counted as a node's failure: $output"
 	assert_nothing_left "$lo" "$hi"
 }
+
+# The step as the job user (the stranger finds NCCL's bootstrap listener
+# by its owner's uid); JOB, if not set, from its tasks' output.
+user_step_srun() {
+	run --separate-stderr sn_as_user srun "$@" -N3 --gres=gpu:2 \
+		--nccl-warmup=fabric sh -c "touch $MARKER; echo \$SLURM_JOB_ID"
+	[ -n "${JOB:-}" ] || JOB=$(grep -m1 -xE '[0-9]+' <<<"$output") || :
+}
+
+# The step passed (every record ok), or failed as the environment's: no
+# node blamed in any record, none counted as a node's failure.
+assert_passed_or_environment() {
+	local n
+	echo "# step exit $status; records: $(cat "$REC"/*.jsonl | grep -o '"class":"[a-z_]*","fault":[a-z"]*' | paste -sd' ')" >&3
+	if [ "$status" -eq 0 ]; then
+		[ -e "$MARKER" ] || sn_fail "the tasks did not run"
+		assert_records ok
+		return
+	fi
+	for n in n1 n2 n3; do
+		grep -q '"fault":"environment"' "$REC/$n.jsonl" ||
+			sn_fail "$n's record is not the environment's: $(cat "$REC/$n.jsonl")" ||
+			return 1
+	done
+	! grep -q '"blame_node":"' "$REC"/*.jsonl ||
+		sn_fail "a node blamed: $(cat "$REC"/*.jsonl)"
+	[ "$(sn_count_msgs 'resubmit without it')" -eq 0 ] ||
+		sn_fail "an --exclude hint for a healthy node"
+	run "$SN_BUILD_DIR/src/report/spank-nccl-report" --json "$REC"/*.jsonl
+	! grep -q '"failures":[1-9]' <<<"$output" || sn_fail "counted as a node's failure: $output"
+}
+
+@test "fabric, strangers: nobody's silent connection to NCCL's bootstrap port on n1: the step passes or fails as the environment's, no node blamed" {
+	local lo=31070 hi=31073
+	sn_plugstack_set "fabric_ports=$lo-$hi" "record_file=$REC/%n.jsonl" \
+		warmup_timeout=8
+	sn_fake_env ok
+	stranger 1 nobody bootstrap "$(id -u "$SN_USER")" "$lo-$hi" "$STATS.boot"
+	strangers_ready boot
+	user_step_srun
+	stop_strangers
+	echo "# the stranger: $(cat "$STATS.boot")" >&3
+	assert_passed_or_environment
+	assert_nothing_left "$lo" "$hi"
+	# When NCCL's bootstrap stalls all the same (every node's NCCL init
+	# hangs, as such a connection made them): no node is blamed.
+	rm -f "$REC"/*.jsonl "$MARKER"
+	JOB=
+	sn_plugstack_set "fabric_ports=$lo-$hi" "record_file=$REC/%n.jsonl" \
+		warmup_timeout=4
+	unset FAKE_CUDA_SLOW_INIT_HOSTS FAKE_CUDA_SLOW_INIT_MS
+	export FAKE_NCCL_HANG=init
+	user_step_srun
+	unset FAKE_NCCL_HANG
+	sn_assert_failed
+	assert_passed_or_environment
+	grep -q '"class":"timeout"' "$REC/n1.jsonl" || sn_fail "n1: $(cat "$REC/n1.jsonl")"
+	assert_nothing_left "$lo" "$hi"
+}
+
+@test "fabric, strangers: nobody's silent listeners on 7 of 8 candidate ports on n1: the step passes or fails as the environment's, no node blamed" {
+	local lo=31080 hi=31087 ports=() a t0
+	sn_plugstack_set "fabric_ports=$lo-$hi" "record_file=$REC/%n.jsonl" \
+		warmup_timeout=8
+	sn_fake_env ok
+	# The job user's allocation: its step 0's first seven candidates.
+	run --separate-stderr sn_as_user salloc -N3 --gres=gpu:2 --no-shell
+	sn_assert_status 0
+	JOB=$(sed -nE 's/.*Granted job allocation ([0-9]+).*/\1/p' <<<"$stderr$output" | head -n1)
+	[ -n "$JOB" ] || sn_fail "no job id from salloc"
+	for a in 0 1 2 3 4 5 6; do
+		ports+=("$(fabric_port "$lo" "$hi" "$JOB" 0 "$a")")
+	done
+	stranger 1 nobody silent "$STATS.silent" "$STATS.ready" "${ports[@]}"
+	sn__wait_for 100 test -e "$STATS.ready" || sn_fail "the listeners did not start"
+	t0=$SECONDS
+	user_step_srun --jobid="$JOB"
+	stop_strangers
+	scancel "$JOB"
+	echo "# $((SECONDS - t0)) s; the stranger: $(cat "$STATS.silent")" >&3
+	assert_passed_or_environment
+	assert_nothing_left "$lo" "$hi"
+}

@@ -225,8 +225,7 @@ S
 @test "fleet: the report flags the slow node (table, JSON, SVG)" {
 	local json svg
 	failing_warmup_on n1 || return 1
-	run --separate-stderr bandwidth_srun
-	sn_assert_status 0
+	prolog_bandwidth_all || return 1
 	run --separate-stderr "$(report)" "$(records)"
 	sn_assert_status 0
 	echo "$output" | sed 's/^/# /' >&3
@@ -276,8 +275,7 @@ doc_jq_lines() {
 	command -v jq >/dev/null || sn_fail "jq not installed (bash tests/install-deps.sh)"
 	# Records of this cluster: n3 slow (an outlier), a failure on n1.
 	failing_warmup_on n1 || return 1
-	run --separate-stderr bandwidth_srun
-	sn_assert_status 0
+	prolog_bandwidth_all || return 1
 	lines=$(doc_jq_lines)
 	[ -n "$lines" ] || sn_fail "no 'spank-nccl-report ... | jq' line found in the docs"
 	while IFS= read -r line; do
@@ -306,6 +304,47 @@ doc_jq_lines() {
 		fi
 	done <<<"$lines"
 	[ -z "$report" ] || sn_fail "doc jq lines that do not work:"$'\n'"$report"
+}
+
+@test "fleet: a job's forged busbw and GPU name neither make an outlier nor hide one (report)" {
+	local before file out i
+	before=$(record_count)
+	prolog_bandwidth_all || return 1
+	# The job's helper (the forging wrapper) reports a passing bandwidth
+	# run: n1 at a hundredth of its busbw, n3 at ten times the fast
+	# nodes' on a GPU of another name (another group), n2 at its own.
+	python3 - "$SN_CLUSTER_DIR/tmp/prolog-bandwidth.json" "$(forged)" \
+		"$FAST_GBPS" <<'PY' ||
+import json, sys
+r, fast = json.load(open(sys.argv[1])), float(sys.argv[3])
+json.dump(dict(r, busbw_gbps=fast), open(sys.argv[2] + ".n2", "w"))
+json.dump(dict(r, busbw_gbps=fast / 100), open(sys.argv[2] + ".n1", "w"))
+for g in r["gpus"]:
+    g["name"] = "NVIDIA Forged GPU"
+json.dump(dict(r, busbw_gbps=fast * 10), open(sys.argv[2] + ".n3", "w"))
+PY
+		sn_fail "cannot write the forgeries"
+	chmod 0644 "$(forged)".n[123]
+	sn_fake_env ok
+	for i in 1 2; do
+		SN_FORGE=1 run --separate-stderr sn_srun -N3 --gres=gpu:2 \
+			--nccl-warmup=bandwidth true
+		sn_assert_status 0
+	done
+	rm -f "$(forged)".n[123]
+	# This test's records: three Prolog passes, six forged job passes.
+	file="$SN_CLUSTER_DIR/tmp/forged-busbw.jsonl"
+	tail -n +$((before + 1)) "$(records)" >"$file"
+	[ "$(wc -l <"$file")" -eq 9 ] || sn_fail "records: $(cat "$file")"
+	grep -q '"node":"n3".*NVIDIA Forged GPU' "$file" ||
+		sn_fail "the forgery is not in the records: $(cat "$file")"
+	out=$("$(report)" "$file") || sn_fail "report failed"
+	echo "$out" | sed 's/^/# /' >&3
+	grep -E '^n3 +2xNVIDIA Fake GPU@64M .*OUTLIER:busbw' <<<"$out" >/dev/null ||
+		sn_fail "the forgery hid n3"
+	# (busbw only: the fake GPUs' warmup time is the machine's noise)
+	! grep -E '^n[12] .*OUTLIER:busbw' <<<"$out" ||
+		sn_fail "the forgery made an outlier"
 }
 
 @test "fleet: forged helper output cannot add records or metric lines" {

@@ -163,6 +163,29 @@ static void wait_gate(int fd)
 		(void)!read(fd, &c, 1);
 }
 
+/* plan.make_id of the tests: CTX is the node's result; FAIL fails. */
+static int test_make_id(struct node_result *r, unsigned char *id, char *text,
+			size_t len, bool fail)
+{
+	r->made_id++;
+	if (fail) {
+		snprintf(text, len, "ncclGetUniqueId: no bootstrap interface");
+		return 4;
+	}
+	fabric_test_nccl_id(id);
+	return 0;
+}
+
+static int make_id_ok(void *ctx, unsigned char *id, char *text, size_t len)
+{
+	return test_make_id(ctx, id, text, len, false);
+}
+
+static int make_id_fail(void *ctx, unsigned char *id, char *text, size_t len)
+{
+	return test_make_id(ctx, id, text, len, true);
+}
+
 static void node_main(const struct behaviour *b, uint32_t index,
 		      uint32_t nodes, struct sn_port_range ports, int out)
 {
@@ -189,9 +212,14 @@ static void node_main(const struct behaviour *b, uint32_t index,
 	if (fabric_auth_open(&auth, munge_socket, &err) < 0)
 		_exit(3);
 	plan.auth = &auth;
+	if (b->make_id) {
+		plan.make_id = b->make_id == 1 ? make_id_ok : make_id_fail;
+		plan.make_id_ctx = &r;
+	}
 	r.join_rc = fabric_coord_join(&c, &plan, b->local_status,
 				      b->local_status ? "duplicate PCI bus ID" : "",
-				      index == 0 && !b->local_status ? id : NULL,
+				      index == 0 && !b->local_status &&
+				      !b->make_id ? id : NULL,
 				      deadline, &r.go, &r.joined, &err);
 	if (r.join_rc == 0) {
 		uint32_t status = b->done_status;

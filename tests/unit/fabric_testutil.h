@@ -28,6 +28,9 @@ struct behaviour {
 	int waits_for_peers;	/* after GO: "in NCCL" until fabric_coord_watch */
 	uint32_t jobid;		/* 0: the step's */
 	int gate_fd;		/* > 0: starts once a byte can be read there */
+	/* Root: its id from plan.make_id once all joined (1), or a make_id
+	 * that fails with exit code 4 (2). */
+	int make_id;
 };
 
 struct node_result {
@@ -40,6 +43,7 @@ struct node_result {
 	struct fabric_outcome early;
 	int64_t waited_ms;
 	unsigned int refused;	/* connections it refused as not the step's */
+	int made_id;		/* root: calls of plan.make_id */
 	char err[256];
 };
 

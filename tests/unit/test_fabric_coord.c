@@ -25,28 +25,39 @@
 #define run_step fabric_test_run_step
 #define test_ports fabric_test_ports
 
-static void test_all_join(void **state)
+static void all_joined(const struct node_result *r, const unsigned char *id)
 {
-	struct behaviour b[3] = { { .gpus = 2 }, { .gpus = 2 }, { .gpus = 2 } };
-	unsigned char id[SN_FABRIC_NCCL_ID_BYTES];
-	struct node_result r[3];
-	uint32_t i;
-
-	(void)state;
-	fabric_test_nccl_id(id);
-	run_step(b, 3, r, test_ports());
-	for (i = 0; i < 3; i++) {
+	for (uint32_t i = 0; i < 3; i++) {
 		assert_int_equal(r[i].join_rc, 0);
 		/* rank = node index x local GPUs + local index */
 		assert_int_equal(r[i].go.rank_base, 2 * i);
 		assert_int_equal(r[i].go.nranks, 6);
 		/* Every node got the root's NCCL unique id. */
-		assert_memory_equal(r[i].go.nccl_id, id, sizeof(id));
+		assert_memory_equal(r[i].go.nccl_id, id,
+				    SN_FABRIC_NCCL_ID_BYTES);
 		assert_int_equal(r[i].finish_rc, 0);
 		assert_int_equal(r[i].verdict.status, 0);
 		assert_int_equal(r[i].verdict.blame, SN_FABRIC_NO_BLAME);
 		assert_int_equal(r[i].refused, 0);
 	}
+}
+
+/* Twice: the root's id given to the join, then made by plan.make_id. */
+static void test_all_join(void **state)
+{
+	struct behaviour b[3] = { { .gpus = 2 }, { .gpus = 2 }, { .gpus = 2 } };
+	unsigned char id[SN_FABRIC_NCCL_ID_BYTES];
+	struct node_result r[3];
+
+	(void)state;
+	fabric_test_nccl_id(id);
+	run_step(b, 3, r, test_ports());
+	all_joined(r, id);
+	assert_int_equal(r[0].made_id, 0);
+	b[0].make_id = 1;
+	run_step(b, 3, r, test_ports());
+	all_joined(r, id);
+	assert_int_equal(r[0].made_id, 1);
 }
 
 static void test_uneven_gpus(void **state)
@@ -171,6 +182,68 @@ static void test_early_verdict(void **state)
 	}
 }
 
+/*
+ * The root's NCCL id (ncclGetUniqueId opens NCCL's bootstrap listener) is
+ * made only once every node has joined (test_all_join): never while one
+ * is missing; a failure to make it is the root's, told to every node.
+ */
+static void test_id_made_once_all_joined(void **state)
+{
+	struct behaviour b[3] = { { .gpus = 1, .make_id = 1 }, { .gpus = 1 },
+				  { .gpus = 1, .absent = 1 } };
+	struct node_result r[3];
+	uint32_t i;
+
+	(void)state;
+	run_step(b, 3, r, test_ports());
+	assert_int_equal(r[0].join_rc, 1);
+	assert_int_equal(r[0].made_id, 0);
+	b[0].make_id = 2;
+	b[2].absent = 0;
+	run_step(b, 3, r, test_ports());
+	assert_int_equal(r[0].made_id, 1);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(r[i].join_rc, 1);
+		assert_int_equal(r[i].joined.blame, 0);
+		assert_non_null(strstr(r[i].joined.text,
+				       "failed: ncclGetUniqueId: no bootstrap"));
+	}
+	assert_int_equal(r[0].joined.status, 4);
+}
+
+/*
+ * Every node timed out (NCCL's bootstrap stalled by a stranger, the
+ * network, or one node's hang: they look alike): no node is blamed, each
+ * keeps its own timeout; the root's stall makes a silent member no
+ * culprit either.  A real error still is one.
+ */
+static void test_timeouts_blame_no_node(void **state)
+{
+	struct behaviour b[3] = { { .gpus = 1, .done_status = SN_WARMUP_TIMEOUT },
+				  { .gpus = 1, .done_status = SN_WARMUP_TIMEOUT },
+				  { .gpus = 1, .done_status = SN_WARMUP_TIMEOUT } };
+	struct node_result r[3];
+	uint32_t i;
+
+	(void)state;
+	run_step(b, 3, r, test_ports());
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(r[i].finish_rc, 0);
+		assert_int_equal(r[i].verdict.status, SN_WARMUP_TIMEOUT);
+		assert_int_equal(r[i].verdict.blame, SN_FABRIC_NO_BLAME);
+	}
+	/* Only the root timed out: still no one shown at fault. */
+	b[1].done_status = b[2].done_status = 0;
+	run_step(b, 3, r, test_ports());
+	for (i = 0; i < 3; i++)
+		assert_int_equal(r[i].verdict.blame, SN_FABRIC_NO_BLAME);
+	/* A timeout beside a real error: the error's node. */
+	b[2].done_status = 5;
+	run_step(b, 3, r, test_ports());
+	for (i = 0; i < 3; i++)
+		assert_int_equal(r[i].verdict.blame, 2);
+}
+
 /* A listener of another program on the first candidate: it is skipped. */
 static void test_taken_port(void **state)
 {
@@ -274,6 +347,8 @@ int main(void)
 		cmocka_unit_test(test_collective_failure_blamed),
 		cmocka_unit_test(test_member_dies_before_done),
 		cmocka_unit_test(test_early_verdict),
+		cmocka_unit_test(test_id_made_once_all_joined),
+		cmocka_unit_test(test_timeouts_blame_no_node),
 		cmocka_unit_test(test_taken_port),
 		cmocka_unit_test(test_foreign_step_refused),
 		cmocka_unit_test(test_bad_plan),

@@ -222,12 +222,13 @@ static void test_idle_connections(void **state)
 	step_beside_stranger(IDLE_FLOOD);
 }
 
-enum fake_root_kind { UNSEALED_ROOT, NOBODY_ROOT, RELAY, GARBAGE };
+enum fake_root_kind { UNSEALED_ROOT, NOBODY_ROOT, RELAY, GARBAGE, SILENT };
 
 /*
  * What listens on candidate ATTEMPT before the step: a fake root that
  * tells members GO and a framing VERDICT (unsealed, or sealed by
- * nobody), a relay to the real root on the next candidate, or garbage.
+ * nobody), a relay to the real root on the next candidate, garbage, or
+ * silence (it takes each connection and never answers).
  */
 static void fake_root_main(enum fake_root_kind kind, int lfd,
 			   struct sn_port_range ports, unsigned int attempt,
@@ -270,6 +271,12 @@ static void fake_root_main(enum fake_root_kind kind, int lfd,
 			break;
 		case GARBAGE:
 			send_line(c, "SSH-2.0-OpenSSH_9.2\r\n");
+			break;
+		case SILENT:
+			/* Holds it until the member gives up. */
+			(void)!read(c, buf, sizeof(buf));
+			while (read(c, buf, sizeof(buf)) > 0)
+				;
 			break;
 		case RELAY:
 			/* Forwards both ways until either side closes. */
@@ -393,6 +400,20 @@ static void test_every_port_squatted(void **state)
 	}
 }
 
+/*
+ * Silent squatters on 3 of 4 candidates: each costs a member its first
+ * round's short wait once (3 x 0.5 s, not 3 x 2 s, which outlasted the
+ * root's join deadline of 3.2 s here), and the step passes.
+ */
+static void test_silent_squatters(void **state)
+{
+	struct node_result r[3];
+
+	(void)state;
+	step_beside_fake_roots(SILENT, 3, r);
+	assert_honest_pass(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_fake_root_of_another_user),
 		cmocka_unit_test(test_relay_refused),
 		cmocka_unit_test(test_every_port_squatted),
+		cmocka_unit_test(test_silent_squatters),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

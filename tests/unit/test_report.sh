@@ -15,9 +15,10 @@ bad() {
 [ -x "$report" ] || { echo "test_report: $report not built" >&2; exit 1; }
 
 # rec TS NODE VERDICT CLASS COUNT MODEL BUSBW TOTAL_MS [MESSAGE]
+# A Prolog's record (root's run), or SRC's ("spank": a job's helper).
 rec() {
-	printf '{"record":"spank-nccl-warmup","version":1,"ts":%s,"node":"%s","verdict":"%s","class":"%s","gpu_count":%s,"gpu_model":"%s","busbw_gbps":%s,"timings_ms":{"total":%s},"message":"%s"}\n' \
-		"$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "${9:-}"
+	printf '{"record":"spank-nccl-warmup","version":1,"ts":%s,"source":"%s","node":"%s","verdict":"%s","class":"%s","gpu_count":%s,"gpu_model":"%s","busbw_gbps":%s,"timings_ms":{"total":%s},"message":"%s"}\n' \
+		"$1" "${SRC:-prolog}" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "${9:-}"
 }
 f=$dir/records.jsonl
 {
@@ -131,6 +132,28 @@ echo "$out" | grep -Eq '^e1 +8xNVIDIA H100@64M +2 +2 +0 +400\.0 ' ||
 echo "$out" | grep -Eq '^e4 +8xNVIDIA H100@1M .* -  *-$' ||
 	bad "e4 at 1M judged against 64M nodes: $out"
 ! echo "$out" | grep -q OUTLIER || bad "an outlier across sizes: $out"
+
+# Figures and identity only from root's runs (source "prolog"): a job's
+# helper (source "spank") forging a low busbw and a slow warmup on f1
+# makes no outlier, nor does a fast busbw and another GPU name on f3
+# hide the slow f3 (it stays in its peers' group).
+f6=$dir/forged.jsonl
+{
+	for n in f1 f2 f3; do
+		bw=400
+		[ $n = f3 ] && bw=300
+		rec 1 $n pass ok 8 "NVIDIA H100" $bw 1000
+	done
+	SRC=spank rec 2 f1 pass ok 8 "NVIDIA H100" 1 90000
+	SRC=spank rec 2 f1 pass ok 8 "NVIDIA H100" 1 90000
+	SRC=spank rec 2 f3 pass ok 8 "NVIDIA H100" 9000 1000
+	SRC=spank rec 3 f3 pass ok 1 "Forged GPU" 9000 1000
+} >"$f6"
+out=$("$report" "$f6" 2>/dev/null)
+echo "$out" | grep -Eq '^f3 +8xNVIDIA H100 +3 +3 +0 +300\.0 .*OUTLIER:busbw ' ||
+	bad "a job's forged figures hid f3: $out"
+[ "$(echo "$out" | grep -c OUTLIER)" -eq 1 ] ||
+	bad "a job's forged figures made an outlier: $out"
 
 # A "fault" that is no fault name: the line is refused, not counted.
 rec 6 d3 fail cuda_error 2 "NVIDIA H200" null 1000 "x" |

@@ -57,6 +57,33 @@ static int dial(const struct fabric_plan *p, unsigned int port,
 }
 
 /*
+ * How long a member waits for a listener's first answer in its first
+ * round, doubled each round up to TRY_REPLY_MS: a squatter that takes
+ * connections and says nothing costs each member 0.5 s per port once
+ * (not 2 s), and a root too busy to answer in time is waited for longer
+ * in the next round.
+ */
+#define TRY_REPLY_FIRST_MS 500
+
+/*
+ * The candidates of one round, by attempt index: those that never kept
+ * silent first, in their order, then the silent ones.  The root's own
+ * port answers (or is not listening yet): it comes before the squatters.
+ */
+static void round_order(unsigned int attempts, uint64_t silent,
+			unsigned char *order)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < attempts; i++)
+		if (!(silent & (1ULL << i)))
+			order[n++] = (unsigned char)i;
+	for (i = 0; i < attempts; i++)
+		if (silent & (1ULL << i))
+			order[n++] = (unsigned char)i;
+}
+
+/*
  * A member: tries the candidate ports in turn until the root answers
  * HELLO with a WELCOME it sealed for this connection.  A port where
  * nothing listens yet is tried again in the next round (the root took
@@ -64,7 +91,8 @@ static int dial(const struct fabric_plan *p, unsigned int port,
  * listens); a port whose listener answers without the job's seal is
  * another program, another user's, or a squatter: logged, never tried
  * again, and nothing it said is kept.  A listener that takes the
- * connection and says nothing is tried again (the root may be busy).
+ * connection and says nothing is tried again (the root may be busy),
+ * after the others, and waited for longer each round.
  * *SQUATTED: every port was taken by a listener that was not the root.
  */
 static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *hello,
@@ -72,15 +100,17 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 			  struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
-	unsigned int k = 0, round_ms = 20;
+	unsigned int k, j = 0, round_ms = 20, reply_ms = TRY_REPLY_FIRST_MS;
 	uint64_t impostor = 0, silent = 0, all = (p->attempts >= 64) ? ~0ULL :
 					      (1ULL << p->attempts) - 1;
 	char refused[SN_FABRIC_TEXT_MAX] = "", root[SN_HOSTNAME_MAX];
+	unsigned char order[64];
 
 	*squatted = false;
+	round_order(p->attempts, silent, order);
 	while (!sn_deadline_expired(deadline) && impostor != all) {
 		unsigned int port = sn_fabric_port(&p->ports, p->jobid,
-						   p->stepid, k);
+						   p->stepid, k = order[j]);
 		struct sn_deadline until =
 			sn_deadline_min(sn_deadline_in(TRY_CONNECT_MS), deadline);
 		struct sn_fabric_msg reply;
@@ -100,7 +130,7 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 		}
 		if (fd >= 0) {
 			c->rlen = 0;
-			until = sn_deadline_min(sn_deadline_in(TRY_REPLY_MS),
+			until = sn_deadline_min(sn_deadline_in((int64_t)reply_ms),
 						deadline);
 			r = fabric_recv_line(fd, c->rbuf, &c->rlen, until, line,
 					     &e);
@@ -124,12 +154,15 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 			}
 			close(fd);
 		}
-		if (++k == p->attempts) {
+		if (++j == p->attempts) {
 			/* A full round without the root: it may not listen yet. */
-			k = 0;
+			j = 0;
+			round_order(p->attempts, silent, order);
 			poll(NULL, 0, sn_deadline_poll_ms(deadline, (int)round_ms));
 			if (round_ms < 500)
 				round_ms *= 2;
+			if (reply_ms < TRY_REPLY_MS)
+				reply_ms *= 2;
 		}
 	}
 	fabric_node_name(p, 0, root, sizeof(root));

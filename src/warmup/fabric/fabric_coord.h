@@ -54,6 +54,16 @@ struct fabric_plan {
 	 * resolves to (off only in tests that have no such names).
 	 */
 	bool check_peer_addr;
+	/*
+	 * Root: makes NCCL's unique id into ID once every node has joined
+	 * and none failed, so that NCCL's bootstrap listener (which
+	 * ncclGetUniqueId opens, and which any local user can reach) opens
+	 * only when the members are about to connect to it.  0, or the
+	 * root's exit code with TEXT (LEN bytes) saying why.  NULL: the
+	 * caller's NCCL_ID of fabric_coord_join.
+	 */
+	int (*make_id)(void *ctx, unsigned char *id, char *text, size_t len);
+	void *make_id_ctx;
 };
 
 /* Connections the root or a member refused: not the step's. */
@@ -98,8 +108,9 @@ struct fabric_go {
 /*
  * Joins the step's fabric warmup with this node's LOCAL_STATUS (0 ok,
  * else the node-local check's exit code; LOCAL_TEXT says why).  The
- * root hands out NCCL_ID (ncclGetUniqueId's, made before; NULL on the
- * other nodes, and on the root when its local checks failed).
+ * root hands out NCCL_ID (ncclGetUniqueId's, made before), or when it is
+ * NULL the one PLAN's make_id makes once all joined; NULL on the other
+ * nodes.
  * Returns 0 with GO filled, 1 with OUT filled when the warmup is
  * aborted (OUT names the node at fault), -1 with ERR set when this node
  * could not take part (its own fault, e.g. the root unreachable: ERR says

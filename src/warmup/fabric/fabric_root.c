@@ -292,7 +292,10 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 {
 	const struct fabric_plan *p = &c->plan;
 	uint32_t i, rank = 0, missing = SN_FABRIC_NO_BLAME, bad = SN_FABRIC_NO_BLAME;
+	unsigned char made[SN_FABRIC_NCCL_ID_BYTES];
+	char why[SN_FABRIC_TEXT_MAX] = "no NCCL unique id to hand out";
 	struct sn_fabric_msg m;
+	int code;
 
 	for (i = 0; i < p->nodes; i++) {
 		if (i == p->index)
@@ -315,10 +318,15 @@ int fabric_root_decide(struct fabric_coord *c, uint32_t local_status,
 				   "never joined within %.0f s (its helper did not start, or cannot reach %s's fabric port %u)",
 				   (sn_clock_ms() - c->join_started_ms) / 1e3,
 				   p->node, c->port);
-	} else if (!nccl_id) {
-		fabric_set_outcome(out, SN_WARMUP_INTERNAL, p->index,
-				   "failed: no NCCL unique id to hand out");
+	} else if (!nccl_id &&
+		   (code = p->make_id ? p->make_id(p->make_id_ctx, made, why,
+						   sizeof(why)) :
+					SN_WARMUP_INTERNAL) != 0) {
+		fabric_set_outcome(out, (uint32_t)code, p->index, "failed: %s",
+				   why);
 	} else {
+		if (!nccl_id)
+			nccl_id = made;
 		/*
 		 * rank = the GPUs of the nodes before, in node-index order;
 		 * at most SN_FABRIC_NODES_MAX x SN_FABRIC_GPUS_MAX (HELLO's
@@ -371,8 +379,12 @@ void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
 	uint32_t i, pick = SN_FABRIC_NO_BLAME, order = UINT32_MAX;
 	bool pick_timeout = true;
 
-	/* A node that never reported hung or died: it is at fault first. */
-	for (i = 0; i < p->nodes; i++) {
+	/*
+	 * A node that never reported hung or died: it is at fault first --
+	 * unless the root stalled too (its own deadline passed in NCCL): then
+	 * that node's silence is the same stall, shown to be no one's.
+	 */
+	for (i = 0; i < p->nodes && status != SN_WARMUP_TIMEOUT; i++) {
 		if (i != p->index && c->conns[i].state != CONN_DONE) {
 			fabric_set_outcome(out, SN_WARMUP_TIMEOUT, i,
 					   "did not finish the fabric collectives (hung, died or lost its connection to %s)",
@@ -404,6 +416,19 @@ void fabric_root_verdict(struct fabric_coord *c, uint32_t status,
 	}
 	if (pick == SN_FABRIC_NO_BLAME) {
 		fabric_set_outcome(out, 0, SN_FABRIC_NO_BLAME, "%s", "");
+		return;
+	}
+	/*
+	 * Only deadlines passed (or nodes fell silent while the root's own
+	 * NCCL stalled): nothing shows which node caused it -- one node's
+	 * hang, the network, or a stranger stalling NCCL's bootstrap root
+	 * (docs/security.md) all look alike.  Each node keeps its own
+	 * timeout, no node is blamed; the plugin's root confirmation on
+	 * each node decides whether one of them is at fault.
+	 */
+	if (pick_timeout) {
+		fabric_set_outcome(out, SN_WARMUP_TIMEOUT, SN_FABRIC_NO_BLAME,
+				   "timed out with every other node: no node shown at fault");
 		return;
 	}
 	fabric_set_outcome(out, pick == p->index ? status : c->conns[pick].done.status,

@@ -7,8 +7,8 @@
  *      contexts);
  *   2. join the step's coordination (fabric_coord.h) on node index 0,
  *      authenticated with MUNGE (fabric_auth.h), which hands out the
- *      rank base and the root's ncclGetUniqueId, or names the node at
- *      fault;
+ *      rank base and the root's ncclGetUniqueId (made once all joined),
+ *      or names the node at fault;
  *   3. one ncclCommInitRankConfig per local GPU inside one group with
  *      that id (comm.c): NCCL's own bootstrap, with its random magic,
  *      never NCCL_COMM_ID's constant one on a predictable port;
@@ -313,19 +313,32 @@ static int make_plan(struct wu_run *run, struct fabric_plan *p)
 }
 
 /*
- * The root's NCCL unique id, made before anyone joins: ncclGetUniqueId
- * opens NCCL's bootstrap root (src/bootstrap.cc, bootstrapCreateRoot) on
- * an ephemeral port with a random magic.  0, or the exit code.
+ * The root's NCCL unique id into OUT (fabric_plan's make_id), made once
+ * every node has joined: ncclGetUniqueId opens NCCL's bootstrap root
+ * (src/bootstrap.cc, bootstrapCreateRoot) on an ephemeral port that
+ * /proc/net/tcp shows to every local user, and NCCL's root stalls on a
+ * connection that never sends a byte (docs/security.md).  Made now, it
+ * listens only while the members connect, not through the join's wait
+ * for the slowest node.  0, or the exit code with TEXT.
  */
-static int make_nccl_id(struct wu_run *run)
+static int make_nccl_id(void *ctx, unsigned char *out, char *text,
+			size_t len)
 {
+	struct wu_run *run = ctx;
 	ncclUniqueId id;
 	ncclResult_t rc;
+	int code;
 
 	wu_doing(run, "ncclGetUniqueId");
 	rc = run->nc->get_unique_id(&id);
-	if (rc != ncclSuccess)
-		return wu_nccl_fail(run, rc, NULL, "ncclGetUniqueId");
+	if (rc != ncclSuccess) {
+		code = wu_nccl_fail(run, rc, NULL, "ncclGetUniqueId");
+		pthread_mutex_lock(&run->lock);
+		snprintf(text, len, "%s", run->message);
+		pthread_mutex_unlock(&run->lock);
+		return code;
+	}
+	memcpy(out, id.internal, SN_FABRIC_NCCL_ID_BYTES);
 	pthread_mutex_lock(&run->lock);
 	memcpy(run->fabric.nccl_id, id.internal, sizeof(run->fabric.nccl_id));
 	run->fabric.has_nccl_id = true;
@@ -346,13 +359,14 @@ static int join(struct wu_run *run, struct fabric_run *fr, int local)
 		return wu_fail(run, SN_WARMUP_FABRIC_SETUP, "fabric warmup: %s",
 			       e.msg);
 	fr->plan.auth = &fr->auth;
-	if (!local && fr->plan.index == 0)
-		local = make_nccl_id(run);
+	if (fr->plan.index == 0) {
+		fr->plan.make_id = make_nccl_id;
+		fr->plan.make_id_ctx = run;
+	}
 	wu_doing(run, "fabric warmup: joining the step's nodes");
 	r = fabric_coord_join(&fr->coord, &fr->plan, (uint32_t)local,
-			      local ? run->message : "",
-			      run->fabric.has_nccl_id ? run->fabric.nccl_id : NULL,
-			      run->deadline, &go, &out, &e);
+			      local ? run->message : "", NULL, run->deadline,
+			      &go, &out, &e);
 	fr->joined = true;
 	pthread_mutex_lock(&run->lock);
 	f->refused = fr->coord.strangers.refused;

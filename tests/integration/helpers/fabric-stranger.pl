@@ -14,6 +14,14 @@
 #       connection by the stranger's own uid (munge -s)
 #   idle ADDR LO-HI COUNT STATS
 #       holds COUNT silent connections on every port of LO-HI
+#   bootstrap UID LO-HI STATS
+#       watches /proc/net/tcp for a new listening socket of UID (the job
+#       user's: NCCL's bootstrap root, which ncclGetUniqueId opens on an
+#       ephemeral port; the coordinator's ports LO-HI aside), connects to
+#       each at once and never sends a byte
+#   silent STATS READY PORT...
+#       listens on each PORT before the step, takes every connection and
+#       never answers
 #   fakeroot PORT JOB STEP STATS READY [MUNGE_SOCKET]
 #       listens on PORT before the step (the first candidate on node 0)
 #       and answers each member as its root would: WELCOME (plain, or
@@ -120,6 +128,55 @@ if ($mode eq 'hello') {
 		select(undef, undef, undef, 0.01);
 	}
 	finish();
+} elsif ($mode eq 'bootstrap') {
+	my ($uid, $ports, @held, %seen);
+	($uid, $ports, $stats) = @a;
+	my ($lo, $hi) = split /-/, $ports;
+	# "ADDR PORT" of each listening TCP socket of $uid (IPv4).
+	my $listeners = sub {
+		open(my $t, '<', '/proc/net/tcp') or return ();
+		my @l;
+		while (<$t>) {
+			my @f = split;
+			next unless @f > 7 && $f[3] eq '0A' && $f[7] eq $uid;
+			my ($a, $p) = split /:/, $f[1];
+			$a = join('.', reverse map { hex } unpack('(A2)4', $a));
+			$a = '127.0.0.1' if $a eq '0.0.0.0';
+			push @l, "$a " . hex($p);
+		}
+		return @l;
+	};
+	$seen{$_} = 1 for $listeners->();
+	started();
+	until ($stop) {
+		for my $l ($listeners->()) {
+			next if $seen{$l}++;
+			my ($addr, $port) = split / /, $l;
+			next if $port >= $lo && $port <= $hi;
+			my $s = IO::Socket::INET->new(PeerAddr => $addr,
+				PeerPort => $port, Timeout => 1) or next;
+			$connected++;
+			push @held, $s;
+		}
+		select(undef, undef, undef, 0.001);
+	}
+	finish();
+} elsif ($mode eq 'silent') {
+	my ($ready, @ports, @held);
+	($stats, $ready, @ports) = @a;
+	my $sel = IO::Select->new(map {
+		IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => $_,
+			Listen => 64, ReuseAddr => 1) or die "listen $_: $!\n"
+	} @ports);
+	open(my $f, '>', $ready) or die; close($f);
+	until ($stop) {
+		for my $l ($sel->can_read(0.1)) {
+			my $c = $l->accept or next;
+			$connected++;
+			push @held, $c;
+		}
+	}
+	finish();
 } elsif ($mode eq 'fakeroot') {
 	my ($port, $job, $step, $ready, $munge);
 	($port, $job, $step, $stats, $ready, $munge) = @a;
@@ -147,4 +204,4 @@ if ($mode eq 'hello') {
 	}
 	finish();
 }
-die "usage: fabric-stranger.pl hello|idle|fakeroot ...\n";
+die "usage: fabric-stranger.pl hello|idle|bootstrap|silent|fakeroot ...\n";

@@ -46,7 +46,10 @@ if [ "\${SN_FORGE:-}" = 1 ]; then
 		[ "\$prev" = --result-fd ] && fd=\$a
 		prev=\$a
 	done
-	eval "cat '$(forged)' >&\$fd"
+	# This node's forgery if there is one (forged.json.n1).
+	f='$(forged)'
+	[ -f "\$f.\$(hostname)" ] && f=\$f.\$(hostname)
+	eval "cat '\$f' >&\$fd"
 	exit 0
 fi
 case \$(hostname) in
@@ -164,6 +167,14 @@ prolog_bandwidth_pass() {
 		--source prolog --record-file "$(records)" \
 		--prom-dir "$(fleet_dir)/prom/%n" <"$out" ||
 		sn_fail "nccl-warmup-record failed"
+}
+
+# Prolog bandwidth passes on every node: n3 slow, the others fast (the
+# report's outliers use only root's figures).
+prolog_bandwidth_all() {
+	prolog_bandwidth_pass n1 "$FAST_GBPS" &&
+		prolog_bandwidth_pass n2 "$FAST_GBPS" &&
+		prolog_bandwidth_pass n3 "$SLOW_GBPS"
 }
 
 bandwidth_srun() {
