@@ -13,6 +13,7 @@
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"
+#include "step_fabric_auth.h"
 #include "strutil.h"
 #include "helper_protocol.h"
 #include "warmup_result.h"
@@ -48,6 +49,8 @@ struct step_warmup {
 	char job_id[16], step_id[16], node_index[16], nodes[16];
 	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
 	char ports[16];
+	int key_fd;		/* the step key's pipe (fabric_auth=key), or -1 */
+	char key_fd_arg[16];
 };
 
 /*
@@ -144,6 +147,12 @@ static void add_fabric_args(const struct sn_plugin *p,
 	if (p->cfg.fabric_munge_socket[0])
 		add_opt(argv, argc, "--" SN_HELPER_OPT_MUNGE_SOCKET,
 			p->cfg.fabric_munge_socket);
+	if (run->key_fd >= 0) {
+		snprintf(run->key_fd_arg, sizeof(run->key_fd_arg), "%d",
+			 run->key_fd);
+		add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_KEY_FD,
+			run->key_fd_arg);
+	}
 }
 
 static int run_helper(struct sn_plugin *p, spank_t sp,
@@ -229,6 +238,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	}
 	if (run->mode == SN_WARMUP_MODE_FABRIC) {
 		add_fabric_args(p, run, argv, &argc);
+		if (run->key_fd >= 0)
+			spec.pass_fd = run->key_fd;
 		/* The floor of a fabric warmup is the inter-node one, timed
 		 * over the communicator across the nodes. */
 		if (cfg->fabric_min_busbw_gbps > 0) {
@@ -432,6 +443,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		sn_log_error("warmup: out of memory");
 		return -1;
 	}
+	run->key_fd = -1;
 	run->mode = p->warmup_req.mode == SN_WARMUP_MODE_UNSET ?
 		    p->cfg.warmup_mode : p->warmup_req.mode;
 	if (run->mode == SN_WARMUP_MODE_OFF)
@@ -479,7 +491,21 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		ok = false;
 		goto failed;
 	}
+	if (run->mode == SN_WARMUP_MODE_FABRIC && p->container_pid <= 0 &&
+	    sn_step_fabric_auth(p, ids, &run->key_fd, record_line,
+				sizeof(record_line)) < 0) {
+		snprintf(message, sizeof(message),
+			 "warmup failed on node %s (GPUs %s): %s", run->node,
+			 run->gpus, record_line);
+		run->outcome.exited = true;
+		run->outcome.exit_code = SN_WARMUP_FABRIC_SETUP;
+		run->fault = SN_FAULT_ENVIRONMENT;
+		ok = false;
+		goto failed;
+	}
 	run_helper(p, sp, ids, run);
+	if (run->key_fd >= 0)
+		close(run->key_fd);
 	res = &run->outcome;
 	if (res->result_len &&
 	    sn_warmup_result_parse(res->result, res->result_len, &run->result,
