@@ -50,6 +50,7 @@ struct step_warmup {
 	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
 	char ports[16];
 	int key_fd;		/* the step key's pipe (fabric_auth=key), or -1 */
+	struct sn_fabric_key_job derive;
 	char key_fd_arg[16];
 };
 
@@ -444,6 +445,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		return -1;
 	}
 	run->key_fd = -1;
+	run->derive.pid = -1;
 	run->mode = p->warmup_req.mode == SN_WARMUP_MODE_UNSET ?
 		    p->cfg.warmup_mode : p->warmup_req.mode;
 	if (run->mode == SN_WARMUP_MODE_OFF)
@@ -492,8 +494,8 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto failed;
 	}
 	if (run->mode == SN_WARMUP_MODE_FABRIC && p->container_pid <= 0 &&
-	    sn_step_fabric_auth(p, ids, &run->key_fd, record_line,
-				sizeof(record_line)) < 0) {
+	    sn_step_fabric_auth(p, ids, &run->key_fd, &run->derive,
+				record_line, sizeof(record_line)) < 0) {
 		snprintf(message, sizeof(message),
 			 "warmup failed on node %s (GPUs %s): %s", run->node,
 			 run->gpus, record_line);
@@ -506,6 +508,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	run_helper(p, sp, ids, run);
 	if (run->key_fd >= 0)
 		close(run->key_fd);
+	sn_step_fabric_auth_end(&run->derive, run->node);
 	res = &run->outcome;
 	if (res->result_len &&
 	    sn_warmup_result_parse(res->result, res->result_len, &run->result,

@@ -93,7 +93,8 @@ int fabric_key_read_fd(struct fabric_key *k, int fd, struct sn_error *err)
 	if (got != 2 * FABRIC_KEY_BYTES ||
 	    unhex(buf, FABRIC_KEY_BYTES, k->key) < 0) {
 		OPENSSL_cleanse(buf, sizeof(buf));
-		sn_error_set(err, "no step key on descriptor %d", fd);
+		sn_error_set(err, "no step key on descriptor %d: spank_nccl.so's derivation as root failed (slurmd's log says why; fabric_key= in plugstack.conf, or slurm.key beside slurm.conf)",
+			     fd);
 		return -1;
 	}
 	OPENSSL_cleanse(buf, sizeof(buf));
@@ -241,6 +242,9 @@ int fabric_key_derive_main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
+	/* No openssl.cnf: nothing of it is used, and reading it is most of
+	 * the start-up. */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 	if (argc != 7 || parse_u32(argv[4], &ids[0]) < 0 ||
 	    parse_u32(argv[5], &ids[1]) < 0 || parse_u32(argv[6], &ids[2]) < 0)
 		return derive_fail("usage: nccl-warmup " SN_HELPER_FABRIC_KEY_DERIVE,
