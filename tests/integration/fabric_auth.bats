@@ -60,3 +60,21 @@ setup() {
 	grep -q '"class":"fabric_setup"' "$rec/n1.jsonl" ||
 		sn_fail "n1: $(cat "$rec/n1.jsonl")"
 }
+
+@test "fabric_auth: a site key root cannot read: one message, the reason in slurmd's log, no node blamed" {
+	local rec=$SN_CLUSTER_DIR/tmp/fabric-auth-rec3
+	rm -rf "$rec" && mkdir -p "$rec"
+	sn_plugstack_set "fabric_key=$SN_CLUSTER_DIR/etc/no-such.key" \
+		"record_file=$rec/%n.jsonl"
+	sn_fake_env ok
+	run --separate-stderr fabric_srun
+	sn_plugstack_reset
+	sn_assert_failed
+	sn_assert_msg 'warmup failed on node n1 .*step key'
+	[ "$(sn_count_msgs 'resubmit without it')" -eq 0 ] ||
+		sn_fail "no node is at fault: no --exclude hint"
+	grep -q '"class":"fabric_setup"' "$rec/n1.jsonl" ||
+		sn_fail "n1: $(cat "$rec/n1.jsonl")"
+	grep -q "derivation failed: .*cannot read the site key $SN_CLUSTER_DIR/etc/no-such.key" \
+		"$(sn_slurmd_log n1)" || sn_fail "no reason in n1's slurmd log"
+}
