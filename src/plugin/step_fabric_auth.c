@@ -36,7 +36,7 @@ derive_child(char *const argv[], int key_w, int err_w)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 ||
 	    dup2(err_w, 2) < 0 || dup2(key_w, 3) != 3 ||
-	    close_range(4, ~0U, 0) < 0)
+	    fcntl(3, F_SETFD, 0) < 0 || close_range(4, ~0U, 0) < 0)
 		_exit(126);
 	/* user_init may run with the job user's euid; the real uid is 0. */
 	if ((geteuid() != 0 && seteuid(0) < 0) || setgroups(0, NULL) < 0 ||

@@ -180,8 +180,9 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 
 	/* The result's own pipe: NCCL's log (NCCL_DEBUG without
 	 * NCCL_DEBUG_FILE), CUDA and LD_PRELOADs may print on stdout. */
-	spec.result_fd = p->container_pid > 0 &&
-			 p->container_root_fd == SN_HELPER_RESULT_FD ?
+	spec.result_fd = (p->container_pid > 0 &&
+			  p->container_root_fd == SN_HELPER_RESULT_FD) ||
+			 run->key_fd == SN_HELPER_RESULT_FD ?
 			 SN_HELPER_RESULT_FD + 1 : SN_HELPER_RESULT_FD;
 	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);

@@ -129,6 +129,9 @@ int main(int argc, char **argv)
 	/* The result's descriptor is not for anything NCCL may start. */
 	if (run.opt.result_fd >= 0)
 		fcntl(run.opt.result_fd, F_SETFD, FD_CLOEXEC);
+	/* Nor the step key's, read at the join, after libraries ran. */
+	if (run.opt.fabric_key_fd >= 0)
+		fcntl(run.opt.fabric_key_fd, F_SETFD, FD_CLOEXEC);
 	/* A reader that went away must not kill us before the exit code. */
 	signal(SIGPIPE, SIG_IGN);
 	run.deadline = sn_deadline_after(run.t_start_ms,
