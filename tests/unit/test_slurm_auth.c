@@ -53,6 +53,9 @@ static void test_read_and_resolve(void **state)
 	unlink(path);
 	rmdir(dir);
 	assert_int_equal(sn_slurm_auth_read(path, &a, &e), -1);
+	/* Configless: the key is not beside slurmd's fetched copy. */
+	sn_slurm_auth_read(SN_SLURM_CONFLESS_DIR "/slurm.conf", &a, &e);
+	assert_string_equal(a.key, "/etc/slurm/slurm.key");
 }
 
 static void test_parse(void **state)

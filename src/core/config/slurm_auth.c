@@ -44,11 +44,19 @@ static void take(const char *line, const char *key, char *out, size_t len)
 int sn_slurm_auth_read(const char *path, struct sn_slurm_auth *out,
 		       struct sn_error *err)
 {
+	const char *key_dir = path, *slash;
 	char line[4096];
-	const char *slash;
 	FILE *f;
 
 	memset(out, 0, sizeof(*out));
+	/* auth/slurm's key: slurm.key beside slurm.conf; configless
+	 * slurmd's copy of slurm.conf has no key beside it. */
+	if (strncmp(path, SN_SLURM_CONFLESS_DIR "/",
+		    strlen(SN_SLURM_CONFLESS_DIR) + 1) == 0)
+		key_dir = SN_SLURM_CONF_DEFAULT;
+	slash = strrchr(key_dir, '/');
+	snprintf(out->key, sizeof(out->key), "%.*s/slurm.key",
+		 slash ? (int)(slash - key_dir) : 1, slash ? key_dir : ".");
 	f = fopen(path, "re");
 	if (!f) {
 		sn_error_set(err, "cannot read %s", path);
@@ -63,10 +71,6 @@ int sn_slurm_auth_read(const char *path, struct sn_slurm_auth *out,
 		take(p, "ClusterName", out->cluster, sizeof(out->cluster));
 	}
 	fclose(f);
-	/* auth/slurm's key: slurm.key beside slurm.conf. */
-	slash = strrchr(path, '/');
-	snprintf(out->key, sizeof(out->key), "%.*s/slurm.key",
-		 slash ? (int)(slash - path) : 1, slash ? path : ".");
 	return 0;
 }
 

@@ -20,6 +20,8 @@ enum sn_fabric_auth {
 
 /* Where slurm.conf is when slurmstepd has no SLURM_CONF (Debian's, RPM's). */
 #define SN_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
+/* Where a configless slurmd keeps the slurm.conf it fetched. */
+#define SN_SLURM_CONFLESS_DIR "/run/slurm/conf"
 
 struct sn_slurm_auth {
 	char auth_type[64];	/* AuthType=, "" if not set */
@@ -32,7 +34,8 @@ int sn_auth_choice_parse(const char *value, enum sn_fabric_auth *out);
 const char *sn_auth_choice_name(enum sn_fabric_auth a);
 /*
  * AuthType= and ClusterName= of slurm.conf at PATH (keys in any case, '#'
- * comments; Include lines are not followed) and the slurm.key beside it.
+ * comments; Include lines are not followed) and the slurm.key beside it
+ * (configless: beside SN_SLURM_CONF_DEFAULT).
  * -1 (ERR set) when it cannot be read.
  */
 int sn_slurm_auth_read(const char *path, struct sn_slurm_auth *out,
