@@ -37,12 +37,12 @@ setup() {
 	sn_fake_env ok
 	run --separate-stderr fabric_srun
 	sn_assert_status 0
-	[ "$(sn_count_msgs 'warmup failed')" -eq 0 ] || sn_fail "a node failed"
-	[ -e "$MARKER" ] || sn_fail "the tasks did not run"
 	job=$(head -n1 <<<"$output")
-	assert_json n1 "$job" '"mode":"fabric"' '"nodes":3' '"ranks":6' \
-		'"refused_connections":0'
-	assert_json n3 "$job" '"node_index":2' '"rank_base":4'
+	assert_json n1 "$job" '"status":"ok"' '"mode":"fabric"' '"nodes":3' \
+		'"ranks":6' '"refused_connections":0'
+	assert_json n2 "$job" '"status":"ok"' '"rank_base":2'
+	assert_json n3 "$job" '"status":"ok"' '"node_index":2' '"rank_base":4'
+	[ -e "$MARKER" ] || sn_fail "the tasks did not run"
 	assert_nothing_left 29400 29499
 }
 
