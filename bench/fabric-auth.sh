@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# What the fabric warmup's authentication costs (issue 20): three
+# What the fabric warmup's authentication costs (issues 20, 34): three
 # nccl-warmup --mode fabric processes on loopback, one per "node"
 # (127.0.0.1-3), against the fake CUDA/NCCL of a build tree, timed from
-# the first start to the last exit; the helper of this tree (MUNGE-sealed
-# HELLO/WELCOME, NCCL's unique id in GO) against SN_BENCH_BEFORE, a helper
-# built from the commit before (unauthenticated, NCCL_COMM_ID), in one run,
-# interleaved so that drift hits both alike, after one discarded run each.
+# the first start to the last exit; both mechanisms of this tree side by
+# side: MUNGE (a private munged) and the step key (each "node" runs the
+# root derivation, nccl-warmup --fabric-key-derive over a slurm.key, beside
+# its helper, which reads the key from that pipe: --fabric-key-fd); and,
+# given SN_BENCH_BEFORE, a helper built before issue 20 (unauthenticated,
+# NCCL_COMM_ID).  In one run, interleaved so that drift hits all alike,
+# after one discarded run each.
 # Medians of SN_BENCH_RUNS runs (default 21, at least 5).  No Slurm, no GPU;
 # there is no target to miss (docs/dev/benchmarks.md reports the numbers).
 #
@@ -52,9 +55,35 @@ done
 unset CUDA_VISIBLE_DEVICES LD_PRELOAD
 for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 for v in $(env | sed -n 's/^\(FAKE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+head -c 1024 /dev/urandom >"$tmp/slurm.key"
+keyed=$("$after" --fabric-key-derive "$tmp/slurm.key" bench 1 1 0 3>&1 >/dev/null) ||
+	die "the key derivation failed"
 export LD_LIBRARY_PATH=$fake/cuda:$fake/nccl NCCL_SOCKET_IFNAME=lo
 step=0
 errors=0
+
+# node I HELPER [ARGS]: node I's helper; ARGS "key": the step key, from
+# the derivation started beside the helper into its pipe, as the plugin
+# does (src/plugin/step_fabric_auth.c).
+node() {
+	local i=$1 helper=$2 args
+	shift 2
+	args=(--mode fabric --node "n$((i + 1))" --timeout 30 --job-id $$
+		--step-id "$step" --node-index "$i" --nodes 3
+		--nodelist '127.0.0.[1-3]' --fabric-root 127.0.0.1
+		--fabric-ports 30000-30099)
+	export FAKE_CUDA_BUSIDS="0000:0$((i + 1)):00.0,0000:1$((i + 1)):00.0"
+	if [ "${1:-}" = keyed ]; then	# the key derived beforehand
+		"$helper" "${args[@]}" --fabric-key-fd 4 4<<<"$keyed"
+		return
+	elif [ "${1:-}" != key ]; then
+		"$helper" "${args[@]}" "$@"
+		return
+	fi
+	"$helper" --fabric-key-derive "$tmp/slurm.key" bench $$ "$step" \
+		"$(id -u)" 3>&1 >/dev/null |
+		"$helper" "${args[@]}" --fabric-key-fd 4 4<&0 0</dev/null
+}
 
 # one NAME HELPER [ARGS]: a three-node fabric warmup, sampled under NAME.
 one() {
@@ -63,11 +92,7 @@ one() {
 	step=$((step + 1))
 	t0=$EPOCHREALTIME
 	for i in 0 1 2; do
-		FAKE_CUDA_BUSIDS="0000:0$((i + 1)):00.0,0000:1$((i + 1)):00.0" \
-			"$helper" --mode fabric --node "n$((i + 1))" --timeout 30 \
-			--job-id $$ --step-id "$step" --node-index "$i" --nodes 3 \
-			--nodelist '127.0.0.[1-3]' --fabric-root 127.0.0.1 \
-			--fabric-ports 30000-30099 "$@" >/dev/null 2>"$tmp/err$i" &
+		node "$i" "$helper" "$@" >/dev/null 2>"$tmp/err$i" &
 		pids+=("$!")
 	done
 	for i in 0 1 2; do
@@ -84,9 +109,12 @@ one() {
 
 echo "fabric-auth: 3 helpers on loopback, $runs runs each"
 one "" "$after" --munge-socket "$sock"
+one "" "$after" key
 [ -z "$before" ] || one "" "$before"
 for ((r = 0; r < runs; r++)); do
-	one after "$after" --munge-socket "$sock"
+	one munge "$after" --munge-socket "$sock"
+	one key "$after" key
+	one keyed "$after" keyed
 	[ -z "$before" ] || one before "$before"
 done
 
@@ -103,8 +131,11 @@ END {
 	printf "%-46s %5s %9s\n", "3-node fabric warmup, first start to last exit", "runs", "median s"
 	if (n["before"])
 		printf "%-46s %5d %9.4f\n", "before (no authentication, NCCL_COMM_ID)", n["before"], median("before")
-	printf "%-46s %5d %9.4f\n", "after (MUNGE seals, unique id in GO)", n["after"], median("after")
+	printf "%-46s %5d %9.4f\n", "MUNGE (munged seals, unique id in GO)", n["munge"], median("munge")
+	printf "%-46s %5d %9.4f\n", "step key (root derivation + HMAC seals)", n["key"], median("key")
+	printf "%-46s %5d %9.4f\n", "step key, derived beforehand (HMAC seals only)", n["keyed"], median("keyed")
+	printf "\nthe step key against MUNGE: %+.1f ms (target: at most +5 ms)\n", (median("key") - median("munge")) * 1000
 	if (n["before"])
-		printf "\nauthentication adds: %.1f ms\n", (median("after") - median("before")) * 1000
+		printf "against no authentication: MUNGE %+.1f ms, key %+.1f ms\n", (median("munge") - median("before")) * 1000, (median("key") - median("before")) * 1000
 }' "$tmp/samples"
 [ "$errors" -eq 0 ]

@@ -12,7 +12,8 @@
 #
 # A tree is a source checkout or an unpacked `make dist`, flat src/core/ or
 # src/core's rooms alike.  Headers: CUDA_HOME (cuda.h), NCCL_INCLUDE
-# (nccl.h), MUNGE_PREFIX (munge.h and libmunge, default /usr); more -I
+# (nccl.h), MUNGE_PREFIX (munge.h and libmunge, default /usr; libcrypto
+# from the system); more -I
 # flags in SN_AB_CPPFLAGS (configure's CUDA_CPPFLAGS, in make check).
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '3,15p' "$0" >&2; exit 2; }
@@ -38,9 +39,10 @@ build() {
 		-DSYSCONFDIR=\"/etc\" -DLIBEXECDIR=\"/usr/libexec\" \
 		$(printf -- '-I%s ' $dirs) -I"$cuda/include" \
 		${NCCL_INCLUDE:+-I"$NCCL_INCLUDE"} ${SN_AB_CPPFLAGS:-} -I"$munge/include" \
+		-DSN_HAVE_MUNGE=1 \
 		-o "$out" $(find $dirs -maxdepth 1 -name '*.c') \
 		-L"$munge/lib/x86_64-linux-gnu" -L"$munge/lib" \
-		-Wl,-rpath,"$munge/lib/x86_64-linux-gnu" -lmunge -lpthread -ldl -lm
+		-Wl,-rpath,"$munge/lib/x86_64-linux-gnu" -lmunge -lcrypto -lpthread -ldl -lm
 }
 
 helper_a=${SN_HELPER_A:-$work/a}

@@ -13,8 +13,9 @@ packages=(
 	# unit tests
 	libcmocka-dev valgrind
 	# Slurm 22.05 (spank.h) and a throwaway cluster for integration tests;
-	# libmunge (the fabric warmup authenticates its nodes with MUNGE)
-	libslurm-dev slurmctld slurmd slurm-client munge libmunge-dev
+	# libmunge and libssl-dev's libcrypto (the fabric warmup authenticates
+	# its nodes with MUNGE, or with a key derived from slurm.key)
+	libslurm-dev slurmctld slurmd slurm-client munge libmunge-dev libssl-dev
 	# multi-node cluster in network namespaces; job users
 	iproute2 util-linux passwd procps
 	# integration tests; man page checks; jq: the docs' by-hand

@@ -117,6 +117,13 @@ if [ "${SN_CONTAIN_SPANK:-1}" = 1 ] && sn_slurm_at_least 24.05; then
 		tests/integration/releases.bats
 fi
 
+# auth/slurm (23.11+; tests/cluster/cluster.sh's SN_AUTH): no munged, so
+# the fabric warmup's strangers meet the step key instead of MUNGE
+# (fabric_auth.bats, in the loop above, starts that cluster for itself).
+if sn_slurm_at_least 23.11; then
+	SN_AUTH=slurm run_bats auth_slurm tests/integration/fabric_hostile.bats
+fi
+
 # The host's .deb is built and tested by tests/ci.d/50-deb.sh with the
 # other host suites; a chroot release builds its own against its libslurm.
 # What the host's run already proves of the package is not repeated: its

@@ -13,6 +13,7 @@
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"
+#include "step_fabric_auth.h"
 #include "strutil.h"
 #include "helper_protocol.h"
 #include "warmup_result.h"
@@ -48,6 +49,9 @@ struct step_warmup {
 	char job_id[16], step_id[16], node_index[16], nodes[16];
 	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
 	char ports[16];
+	int key_fd;		/* the step key's pipe (fabric_auth=key), or -1 */
+	struct sn_fabric_key_job derive;
+	char key_fd_arg[16];
 };
 
 /*
@@ -144,6 +148,12 @@ static void add_fabric_args(const struct sn_plugin *p,
 	if (p->cfg.fabric_munge_socket[0])
 		add_opt(argv, argc, "--" SN_HELPER_OPT_MUNGE_SOCKET,
 			p->cfg.fabric_munge_socket);
+	if (run->key_fd >= 0) {
+		snprintf(run->key_fd_arg, sizeof(run->key_fd_arg), "%d",
+			 run->key_fd);
+		add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_KEY_FD,
+			run->key_fd_arg);
+	}
 }
 
 static int run_helper(struct sn_plugin *p, spank_t sp,
@@ -170,8 +180,9 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 
 	/* The result's own pipe: NCCL's log (NCCL_DEBUG without
 	 * NCCL_DEBUG_FILE), CUDA and LD_PRELOADs may print on stdout. */
-	spec.result_fd = p->container_pid > 0 &&
-			 p->container_root_fd == SN_HELPER_RESULT_FD ?
+	spec.result_fd = (p->container_pid > 0 &&
+			  p->container_root_fd == SN_HELPER_RESULT_FD) ||
+			 run->key_fd == SN_HELPER_RESULT_FD ?
 			 SN_HELPER_RESULT_FD + 1 : SN_HELPER_RESULT_FD;
 	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
 	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
@@ -229,6 +240,8 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	}
 	if (run->mode == SN_WARMUP_MODE_FABRIC) {
 		add_fabric_args(p, run, argv, &argc);
+		if (run->key_fd >= 0)
+			spec.pass_fd = run->key_fd;
 		/* The floor of a fabric warmup is the inter-node one, timed
 		 * over the communicator across the nodes. */
 		if (cfg->fabric_min_busbw_gbps > 0) {
@@ -432,6 +445,8 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		sn_log_error("warmup: out of memory");
 		return -1;
 	}
+	run->key_fd = -1;
+	run->derive.pid = -1;
 	run->mode = p->warmup_req.mode == SN_WARMUP_MODE_UNSET ?
 		    p->cfg.warmup_mode : p->warmup_req.mode;
 	if (run->mode == SN_WARMUP_MODE_OFF)
@@ -479,7 +494,22 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		ok = false;
 		goto failed;
 	}
+	if (run->mode == SN_WARMUP_MODE_FABRIC && p->container_pid <= 0 &&
+	    sn_step_fabric_auth(p, ids, &run->key_fd, &run->derive,
+				record_line, sizeof(record_line)) < 0) {
+		snprintf(message, sizeof(message),
+			 "warmup failed on node %s (GPUs %s): %s", run->node,
+			 run->gpus, record_line);
+		run->outcome.exited = true;
+		run->outcome.exit_code = SN_WARMUP_FABRIC_SETUP;
+		run->fault = SN_FAULT_ENVIRONMENT;
+		ok = false;
+		goto failed;
+	}
 	run_helper(p, sp, ids, run);
+	if (run->key_fd >= 0)
+		close(run->key_fd);
+	sn_step_fabric_auth_end(&run->derive, run->node);
 	res = &run->outcome;
 	if (res->result_len &&
 	    sn_warmup_result_parse(res->result, res->result_len, &run->result,

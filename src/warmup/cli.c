@@ -27,7 +27,7 @@ void wu_cli_usage(void)
 	      "                   [--node-index I --nodes N --nodelist HOSTLIST]\n"
 	      "                   [--fabric-ports LO-HI] [--fabric-root ADDR]\n"
 	      "                   [--fabric-transport any|no-socket]\n"
-	      "                   [--munge-socket PATH]\n"
+	      "                   [--munge-socket PATH] [--fabric-key-fd FD]\n"
 	      "                   [--health POLICY] [--health-busy-mib MIB]\n"
 	      "                   [--container-pid PID [--container-image NAME]\n"
 	      "                    [--container-root-fd FD]]\n"
@@ -77,6 +77,8 @@ void wu_cli_usage(void)
 	      "  --munge-socket PATH\n"
 	      "                     munged's socket, which authenticates the step's\n"
 	      "                     nodes to each other (default: libmunge's)\n"
+	      "  --fabric-key-fd FD the step's key instead of MUNGE (spank_nccl.so\n"
+	      "                     derives it as root from slurm.key; docs/security.md)\n"
 	      "  --health POLICY    the GPU health checks (NVML): fail, warn or off,\n"
 	      "                     and/or CHECK:LEVEL items, e.g. warn,busy:fail\n"
 	      "                     (checks: busy row_remap retired_pages ecc\n"
@@ -320,6 +322,13 @@ static int parse_value(int opt_char, const char *v, struct wu_options *o,
 		return parse_container_pid(v, o, err, len);
 	case 'r':
 		return parse_container_root_fd(v, o, err, len);
+	case 'K':
+		o->fabric_key_fd = wu_cli_result_fd(v, err, len);
+		if (o->fabric_key_fd < 0)
+			snprintf(err, len,
+				 "invalid --%s '%.40s': give an open descriptor number from 3 to 65535",
+				 SN_HELPER_OPT_FABRIC_KEY_FD, v);
+		return o->fabric_key_fd < 0 ? -1 : 0;
 	case 'o':
 		o->result_fd = wu_cli_result_fd(v, err, len);
 		return o->result_fd < 0 ? -1 : 0;
@@ -362,6 +371,7 @@ static const struct option long_opts[] = {
 	{ "fabric-root", required_argument, NULL, 'R' },
 	{ SN_HELPER_OPT_FABRIC_TRANSPORT, required_argument, NULL, 'T' },
 	{ SN_HELPER_OPT_MUNGE_SOCKET, required_argument, NULL, 'M' },
+	{ SN_HELPER_OPT_FABRIC_KEY_FD, required_argument, NULL, 'K' },
 	{ SN_HELPER_OPT_HEALTH, required_argument, NULL, 'H' },
 	{ SN_HELPER_OPT_HEALTH_BUSY_MIB, required_argument, NULL, 'B' },
 	{ SN_HELPER_OPT_CONTAINER_PID, required_argument, NULL, 'p' },
@@ -385,6 +395,7 @@ enum wu_cli_result wu_cli_parse(int argc, char **argv,
 
 	memset(opt, 0, sizeof(*opt));
 	opt->result_fd = -1;
+	opt->fabric_key_fd = -1;
 	default_node(opt);
 	opt->mode = SN_WARMUP_MODE_COMM;
 	opt->timeout_s = SN_WARMUP_TIMEOUT_DEFAULT_S;

@@ -13,6 +13,7 @@
 #include "bandwidth.h"
 #include "comm.h"
 #include "cuda_driver.h"
+#include "fabric_key.h"
 #include "nccl_loader.h"
 #include "warmup.h"
 
@@ -111,6 +112,9 @@ int main(int argc, char **argv)
 	struct wu_run run;
 	char err[256];
 
+	/* Run as root by spank_nccl.so, before the helper proper. */
+	if (argc > 1 && strcmp(argv[1], SN_HELPER_FABRIC_KEY_DERIVE) == 0)
+		return fabric_key_derive_main(argc, argv);
 	wu_run_init(&run);
 	switch (wu_cli_parse(argc, argv, &run.opt, err, sizeof(err))) {
 	case WU_CLI_EXIT_OK:
@@ -125,6 +129,9 @@ int main(int argc, char **argv)
 	/* The result's descriptor is not for anything NCCL may start. */
 	if (run.opt.result_fd >= 0)
 		fcntl(run.opt.result_fd, F_SETFD, FD_CLOEXEC);
+	/* Nor the step key's, read at the join, after libraries ran. */
+	if (run.opt.fabric_key_fd >= 0)
+		fcntl(run.opt.fabric_key_fd, F_SETFD, FD_CLOEXEC);
 	/* A reader that went away must not kill us before the exit code. */
 	signal(SIGPIPE, SIG_IGN);
 	run.deadline = sn_deadline_after(run.t_start_ms,

@@ -102,6 +102,7 @@ struct wu_options {
 	char fabric_root[64];		/* --fabric-root ADDR; "" if not given */
 	bool refuse_socket;		/* --fabric-transport no-socket */
 	char munge_socket[PATH_MAX];	/* --munge-socket; "" libmunge's default */
+	int fabric_key_fd;		/* --fabric-key-fd; -1: MUNGE */
 	struct sn_health_policy health;	/* --health, --health-busy-mib */
 	pid_t container_pid;		/* --container-pid; 0 if not given */
 	int container_root_fd;		/* --container-root-fd; 0 if not given */

@@ -26,6 +26,8 @@
 #   SN_CPUS             CPUs each node advertises (default 32)
 #   SN_USER             unprivileged job user created when root (sncuser)
 #   SN_SLURM_CONF_EXTRA lines appended to slurm.conf (e.g. Prolog=...)
+#   SN_AUTH            munge (default) or slurm: AuthType=auth/slurm with
+#                      a slurm.key, no munged (Slurm 23.11+; not 22.05)
 #   SN_START_WAIT       seconds the nodes have to come up idle (default 10;
 #                       a HealthCheckProgram delays their registration)
 #   SN_SLURM_RELEASE    Slurm release: 22.05 (the host's), 24.11 or 26.05
@@ -60,6 +62,7 @@ source "$SN_CLUSTER_LIB_DIR/release.sh"
 : "${SN_SLURM_CONF_EXTRA:=}"
 : "${SN_START_WAIT:=10}"
 : "${SN_SLURMD_PARAMETERS:=}"
+: "${SN_AUTH:=munge}"
 : "${SN_INSTALLED:=0}"
 : "${SN_INSTALLED_PLUGIN:=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl.so}"
 : "${SN_INSTALLED_HELPER:=/usr/libexec/nccl-warmup}"
@@ -346,8 +349,19 @@ sn__wait_for() {
 	return 1
 }
 
+# auth/slurm's key (SN_AUTH=slurm) where Slurm looks: beside slurm.conf.
+sn__write_slurm_key() {
+	local k=$SN_CLUSTER_DIR/etc/slurm.key
+	dd if=/dev/urandom of="$k" bs=1024 count=1 status=none
+	chmod 0600 "$k"
+}
+
 sn__start_munge() {
 	local m=$SN_CLUSTER_DIR/munge
+	if [ "$SN_AUTH" = slurm ]; then
+		sn__write_slurm_key
+		return
+	fi
 	mkdir -p "$m"
 	chmod 0755 "$m"
 	if [ ! -f "$m/munge.key" ]; then
@@ -456,6 +470,10 @@ sn__cluster_start() {
 		return 1
 	fi
 	sn__check_release || return 1
+	if [ "$SN_AUTH" = slurm ] && ! sn_release_has_auth_slurm; then
+		sn__die "SN_AUTH=slurm: Slurm $(sn_release_local) has no auth/slurm (23.11+)"
+		return 1
+	fi
 	for i in munged slurmctld slurmd srun nsenter unshare ip; do
 		command -v "$i" >/dev/null || {
 			sn__die "$i not found (bash tests/install-deps.sh)"
@@ -562,6 +580,13 @@ sn__cluster_stop() {
 # whose daemons and clients are on PATH here: a chroot release's cluster
 # is started from inside its root (cluster.sh and the test scripts
 # re-enter it themselves).
+# auth/slurm and cred/slurm (no munged) came with Slurm 23.11: not 22.05.
+sn_release_has_auth_slurm() {
+	local v
+	v=$(sn_release_local) || return 1
+	[ "${v%%.*}" -gt 23 ] || [ "$v" = 23.11 ]
+}
+
 sn__check_release() {
 	sn_release_is_local && return 0
 	sn__die "SN_SLURM_RELEASE=$(sn_release_wanted) but Slurm $(sn_release_local) is installed here: use 'tests/cluster/cluster.sh exec' or tests/run-all.sh, which enter that release's root"

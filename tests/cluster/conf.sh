@@ -15,9 +15,7 @@ SlurmctldPort=$SN_PORT
 SlurmdPort=$((SN_PORT + 1))
 SlurmUser=${SN_SLURM_USER:-$(id -un)}
 SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$d/munge/munge.socket
+$(sn_slurm_conf_auth "$d")
 StateSaveLocation=$d/state
 SlurmdSpoolDir=$d/spool/%n
 SlurmctldPidFile=$d/run/slurmctld.pid
@@ -48,6 +46,17 @@ InactiveLimit=0
 SlurmdTimeout=60
 MessageTimeout=10
 EOF
+}
+
+# SN_AUTH=munge (default): munged; slurm: auth/slurm and cred/slurm with
+# DIR/etc/slurm.key beside slurm.conf and no munged (Slurm 23.11+).
+sn_slurm_conf_auth() {
+	if [ "${SN_AUTH:-munge}" = slurm ]; then
+		printf 'AuthType=auth/slurm\nCredType=cred/slurm\n'
+	else
+		printf 'AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=%s\n' \
+			"$1/munge/munge.socket"
+	fi
 }
 
 sn__write_slurm_conf() {

@@ -41,7 +41,7 @@ SN_RELEASES="22.05 24.11 26.05"
 # docs/record.schema.json (test_record_json_schema.sh); squashfs-tools,
 # parallel, gawk, libmd-dev, libcap2-bin, curl: enroot, built and run by
 # containers*.bats (tests/cluster/containers.sh).
-SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
+SN_RELEASE_PACKAGES="slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev libssl-dev
 build-essential autoconf automake libtool pkgconf libcmocka-dev bats
 iproute2 util-linux passwd procps ca-certificates xz-utils
 dpkg-dev debhelper fakeroot man-db groff-base jq python3-jsonschema

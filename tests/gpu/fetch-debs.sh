@@ -28,13 +28,14 @@ jobs=${SN_JOBS:-2}
 # The packages the Slurm test cluster needs on a machine without Slurm
 # (docs: shared notes "The 4xH200 GPU node"); libslurm-dev gives spank.h and
 # slurm_version.h for ./configure --with-slurm, libmunge-dev munge.h and
-# libmunge.so for nccl-warmup's fabric mode (--with-munge).  Ubuntu 24.04 already has
+# libmunge.so for nccl-warmup's fabric mode (--with-munge), libssl-dev
+# openssl/kdf.h for its step key.  Ubuntu 24.04 already has
 # everything else these binaries link (run-gpu-tests.sh checks with ldd).
 # iproute2 and its libraries: `ip` for the fabric phase's network
 # namespaces (tests/gpu/fabric-gpu.sh); the device has no ip.
 debs=(
 	slurmctld slurmd slurm-client slurm-wlm-basic-plugins libslurm38
-	libslurm-dev munge libmunge2 libmunge-dev libhwloc15 liblua5.1-0
+	libslurm-dev munge libmunge2 libmunge-dev libssl-dev libhwloc15 liblua5.1-0
 	libdbus-1-3
 	iproute2 libbpf1 libelf1 libmnl0 libcap2 libbsd0 libmd0
 )

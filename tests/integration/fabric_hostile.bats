@@ -11,6 +11,9 @@
 # ends as it would alone, no innocent node is blamed or recorded as
 # failed, the stranger hears nothing from the step, and nothing is left
 # listening.  The strangers: tests/integration/helpers/fabric-stranger.pl.
+# Under MUNGE (default) or, with SN_AUTH=slurm (tests/release-suite.sh,
+# Slurm 23.11+), under the step key with no munged: the self-sealed
+# credentials are then a real key of another step of the job's user.
 
 SN_NODES=3
 load common
@@ -43,6 +46,24 @@ teardown() {
 }
 
 STRANGER=$BATS_TEST_DIRNAME/helpers/fabric-stranger.pl
+
+# What a stranger seals with: munged's socket (its own uid's credential),
+# or under SN_AUTH=slurm key:HEX, the key of step 1 of the job, which root
+# derives as the plugin would: a member of another step of the same user.
+stranger_seal() {
+	local cluster key
+	if [ "$SN_AUTH" != slurm ]; then
+		echo "$SN_CLUSTER_DIR/munge/munge.socket"
+		return
+	fi
+	cluster=$(sed -n 's/^ClusterName=//Ip' "$SLURM_CONF")
+	key=$("$(sn_helper_path)" --fabric-key-derive \
+		"$SN_CLUSTER_DIR/etc/slurm.key" "$cluster" "$JOB" 1 "$(id -u)" \
+		3>&1 >/dev/null)
+	[ "${#key}" -eq 64 ] || sn_fail "no key of another step: '$key'" ||
+		return 1
+	echo "key:$key"
+}
 
 # stranger NODE USER MODE ARGS...: fabric-stranger.pl as USER in node
 # NODE's network namespace, until stop_strangers.
@@ -121,9 +142,9 @@ assert_records() {
 	allocate
 	# Both start before the step and keep trying all through it.
 	stranger 3 nobody hello "$SN_NET_PREFIX.11" "$lo-$hi" "$JOB" 0 \
-		"$STATS.nobody" "$SN_CLUSTER_DIR/munge/munge.socket"
+		"$STATS.nobody" "$(stranger_seal)"
 	stranger 3 "$OTHER_USER" hello "$SN_NET_PREFIX.11" "$lo-$hi" "$JOB" 0 \
-		"$STATS.other" "$SN_CLUSTER_DIR/munge/munge.socket"
+		"$STATS.other" "$(stranger_seal)"
 	strangers_ready nobody other
 	run --separate-stderr step_srun
 	stop_strangers
@@ -193,14 +214,14 @@ assert_records() {
 	assert_nothing_left "$lo" "$hi"
 }
 
-@test "fabric, strangers: a fake root on n1 of another user, sealing its WELCOME with MUNGE, is passed over; the step passes" {
+@test "fabric, strangers: a fake root on n1 of another user, sealing its WELCOME (MUNGE, or another step's key), is passed over; the step passes" {
 	local lo=31050 hi=31057 first
 	sn_plugstack_set "fabric_ports=$lo-$hi" "record_file=$REC/%n.jsonl"
 	sn_fake_env ok
 	allocate
 	first=$(fabric_port "$lo" "$hi" "$JOB" 0 0)
 	stranger 1 "$OTHER_USER" fakeroot "$first" "$JOB" 0 "$STATS.root" \
-		"$STATS.ready" "$SN_CLUSTER_DIR/munge/munge.socket"
+		"$STATS.ready" "$(stranger_seal)"
 	sn__wait_for 100 test -e "$STATS.ready" || sn_fail "the fake root did not start"
 	run --separate-stderr step_srun
 	stop_strangers

@@ -156,6 +156,16 @@ static void s_munge(const struct sn_config *c, char *o, size_t n)
 	show_path(c->fabric_munge_socket, o, n);
 }
 
+static void s_fabric_auth(const struct sn_config *c, char *o, size_t n)
+{
+	snprintf(o, n, "%s", sn_auth_choice_name(c->fabric_auth));
+}
+
+static void s_fabric_key(const struct sn_config *c, char *o, size_t n)
+{
+	show_path(c->fabric_key, o, n);
+}
+
 static void s_ras(const struct sn_config *c, char *o, size_t n)
 {
 	snprintf(o, n, "%s", sn_ras_policy_name(c->ras));
@@ -210,6 +220,8 @@ static const struct {
 	{ "fabric_transport", s_transport },
 	{ "fabric_min_busbw", s_fabric_busbw },
 	{ "fabric_munge_socket", s_munge },
+	{ "fabric_auth", s_fabric_auth },
+	{ "fabric_key", s_fabric_key },
 	{ "ras", s_ras },
 	{ "ras_ports", s_ras_ports },
 	{ "health", s_health },

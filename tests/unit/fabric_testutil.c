@@ -60,7 +60,7 @@ static int munge_answers(void)
 	size_t len = sizeof(out);
 	int ok;
 
-	if (fabric_auth_open(&a, munge_socket, &e) < 0)
+	if (fabric_auth_open(&a, munge_socket, -1, &e) < 0)
 		return 0;
 	ok = fabric_auth_seal(&a, "ping", 4, cred, sizeof(cred), &e) == 0 &&
 	     fabric_auth_unseal(&a, cred, out, &len, &e) == FABRIC_UNSEAL_OK;
@@ -209,7 +209,7 @@ static void node_main(const struct behaviour *b, uint32_t index,
 	snprintf(plan.node, sizeof(plan.node), "n%u", index + 1);
 	snprintf(plan.root_addr, sizeof(plan.root_addr), "127.0.0.1");
 	fabric_test_node_addr(index, plan.self_addr, sizeof(plan.self_addr));
-	if (fabric_auth_open(&auth, munge_socket, &err) < 0)
+	if (fabric_auth_open(&auth, munge_socket, -1, &err) < 0)
 		_exit(3);
 	plan.auth = &auth;
 	if (b->make_id) {

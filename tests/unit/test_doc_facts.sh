@@ -6,7 +6,8 @@
 #  - the NHC line is the same everywhere, and its check_cmd_status -t
 #    fits in NHC's own run limit (TIMEOUT, 30 s unless changed: NHC
 #    refuses a larger -t and fails the node for it);
-#  - nccl-warmup links libc and libmunge only, no CUDA or NCCL library
+#  - nccl-warmup links libc, libcrypto and (optional) libmunge only, no
+#    CUDA or NCCL library
 #    (the docs send nobody to ldd for CUDA/NCCL);
 #  - the driver entry points nccl-warmup needs all exist in CUDA 11.0's
 #    driver (R450), so the minimum driver is the one the job's NCCL needs
@@ -77,17 +78,18 @@ if [ -x "$helper" ] && command -v readelf >/dev/null; then
 	needed=$(readelf -d "$helper" | sed -n 's/.*(NEEDED).*\[\(.*\)\].*/\1/p')
 	for lib in $needed; do
 		case $lib in
-		libc.so.* | libmunge.so.* | libpthread.so.* | libdl.so.* | libm.so.*) ;;
+		libc.so.* | libmunge.so.* | libcrypto.so.* | libpthread.so.* | \
+		libdl.so.* | libm.so.*) ;;
 		# An instrumented build (configure --enable-sanitizers) adds
 		# the sanitizers' runtimes; the installed helper has none.
 		libasan.so.* | libubsan.so.* | liblsan.so.* | libtsan.so.*)
 			[ -n "${SN_SAN_CFLAGS:-}" ] ||
 				bad "nccl-warmup links $lib in a build without sanitizers" ;;
-		*) bad "nccl-warmup links $lib: the docs say it links libc and libmunge only" ;;
+		*) bad "nccl-warmup links $lib: the docs say it links libc, libcrypto and libmunge only" ;;
 		esac
 	done
-	printf '%s\n' "$needed" | grep -q '^libmunge\.so' ||
-		bad "nccl-warmup does not link libmunge (the docs say the fabric mode uses it)"
+	printf '%s\n' "$needed" | grep -q '^libcrypto\.so' ||
+		bad "nccl-warmup does not link libcrypto (the docs say the fabric mode's step key uses it)"
 	echo "nccl-warmup links: $(echo $needed)"
 else
 	echo "nccl-warmup not built: its libraries not checked"

@@ -4,7 +4,9 @@
 # loopback (--fabric-root 127.0.0.1), one per "node" 127.0.0.1-3 (the node
 # list names them by address, so the root's check that node I connects
 # from node I's address holds), authenticated by a munged of the test's
-# own, against the fake libcuda/libnccl, whose NCCL really rendezvouses
+# own or, with SN_TEST_FABRIC_AUTH=key (test_fabric_helper_key.sh; the
+# default for a helper built --without-munge), by a step key on an
+# inherited descriptor, against the fake libcuda/libnccl, whose NCCL really rendezvouses
 # over TCP at the root's ncclGetUniqueId (tests/fake/fake_nccl_net.c).  Every scenario checks each node's exit
 # status, its message and JSON, that the nodes not at fault finish within
 # their deadline, and that nothing is left listening in the port range.
@@ -16,7 +18,10 @@ set -u
 src=${SN_SRC_DIR:-${srcdir:-.}}
 # shellcheck source=tests/unit/lib/warmup_helper.sh
 . "$src/tests/unit/lib/warmup_helper.sh"
-if ! command -v munged >/dev/null || ! command -v mungekey >/dev/null; then
+auth=${SN_TEST_FABRIC_AUTH:-munge}
+ldd "$helper" 2>/dev/null | grep -q libmunge || auth=key
+if [ "$auth" = munge ] &&
+   { ! command -v munged >/dev/null || ! command -v mungekey >/dev/null; }; then
 	echo "munged and mungekey (munge) are needed: the fabric mode authenticates with MUNGE" >&2
 	[ "${CI:-}" = true ] && exit 1
 	exit 77
@@ -47,8 +52,19 @@ host=$(hostname)
 NCCL_SOCKET_IFNAME=lo
 export NCCL_SOCKET_IFNAME
 
-# The test's own munged: ready when a credential round-trips.
+# The step key (as the plugin's root derivation writes it), or the test's
+# own munged: ready when a credential round-trips.
+head -c 64 /dev/urandom >"$tmp/site.key"
+"$helper" --fabric-key-derive "$tmp/site.key" test 1 1 0 3>"$tmp/key" ||
+	exit 99
 sock=$tmp/munge.socket
+if [ "$auth" = key ]; then
+	set -- --fabric-key-fd 4
+else
+	set -- --munge-socket "$sock"
+fi
+auth_opts="$*"
+[ "$auth" = key ] || {
 mungekey -c -k "$tmp/munge.key" >/dev/null 2>&1 || exit 99
 munged -S "$sock" --key-file="$tmp/munge.key" --log-file="$tmp/munged.log" \
 	--pid-file="$tmp/munged.pid" --seed-file="$tmp/munged.seed" --force \
@@ -59,6 +75,7 @@ until munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; do
 	[ $n -le 500 ] || { echo "munged did not answer on $sock" >&2; exit 99; }
 	sleep 0.01	# polls the condition; no fixed wait
 done
+}
 
 # A port range of this test's own, derived from its PID so that parallel
 # make check runs do not meet; ports go lo..lo+99, below Linux's
@@ -84,7 +101,7 @@ node() {
 		--job-id "$job" --step-id "$step" --node-index "$i" \
 		--nodes "${nodes:-3}" --nodelist "${nodelist:-127.0.0.[1-3]}" \
 		--fabric-root 127.0.0.1 --fabric-ports "$lo-$hi" \
-		--munge-socket "$sock" "$@" \
+		$auth_opts "$@" 4<"${keyfile:-$tmp/key}" \
 		>"$tmp/out$i" 2>"$tmp/err$i" &
 	eval "pid$i=\$!"
 }
@@ -161,10 +178,11 @@ done
 # The first candidate is held by a helper of the same user for a step of
 # two nodes, whose second never comes: it answers the members with a
 # sealed REFUSE (node count), and they find their root one port later.
+# shellcheck disable=SC2086
 FAKE_CUDA_BUSIDS=0000:0a:00.0 "$helper" --mode fabric --json --node s1 \
 	--job-id "$job" --step-id "$step" --node-index 0 --nodes 2 \
 	--nodelist '127.0.0.[1-2]' --fabric-root 127.0.0.1 \
-	--fabric-ports "$lo-$hi" --munge-socket "$sock" \
+	--fabric-ports "$lo-$hi" $auth_opts 4<"$tmp/key" \
 	--timeout 30 >"$tmp/squat" 2>&1 &
 squatter=$!
 n=0
@@ -194,12 +212,18 @@ done
 squat_port=
 [ -z "$(listeners)" ] || { echo "FAIL [taken-port]: left listening" >&2; failures=$((failures + 1)); }
 
-# --- no munged: the node says so, as nobody's GPU or NCCL fault -----------
+# --- no munged, or no key: the node says so, as nobody's GPU or NCCL fault -
 start=$(now_ms)
+keyfile=/dev/null
 node 0 n1 -- --timeout 4 --munge-socket "$tmp/no-such.socket"
+keyfile=
 finish no-munge
 expect_rc 0 12
-expect_err 0 "MUNGE cannot make a credential"
+if [ "$auth" = key ]; then
+	expect_err 0 "no step key on descriptor 4"
+else
+	expect_err 0 "MUNGE cannot make a credential"
+fi
 expect_json 0 '"status":"fabric_setup"'
 
 # --- a node that never joins: the others name it, within their deadline ---

@@ -96,7 +96,7 @@ static int sealed_hello(int fd, bool restricted)
 	int rc = -1;
 
 	if (restricted) {
-		if (fabric_auth_open(&auth, fabric_test_munge_socket(), &e) < 0)
+		if (fabric_auth_open(&auth, fabric_test_munge_socket(), -1, &e) < 0)
 			return -1;
 		plan.auth = &auth;
 		rc = fabric_send_sealed(fd, &m, &plan, &e);
@@ -243,7 +243,7 @@ static void fake_root_main(enum fake_root_kind kind, int lfd,
 	id[sizeof(id) - 1] = '\0';
 	if (kind == NOBODY_ROOT) {
 		become_nobody();
-		if (fabric_auth_open(&auth, fabric_test_munge_socket(), &e) < 0)
+		if (fabric_auth_open(&auth, fabric_test_munge_socket(), -1, &e) < 0)
 			_exit(92);
 		plan.auth = &auth;
 	}

@@ -15,6 +15,7 @@
 	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
 	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
 	"fabric_transport, fabric_min_busbw, fabric_munge_socket, " \
+	"fabric_auth, fabric_key, " \
 	"ras, ras_ports, " \
 	"health, health_busy_mib, confirm_env"
 /* Far above any interconnect today: a larger floor is a typo (MB/s?). */
@@ -303,6 +304,23 @@ static int parse_munge_socket(struct sn_config *cfg, const char *value,
 			      sizeof(cfg->fabric_munge_socket), value, arg, err);
 }
 
+static int parse_fabric_auth(struct sn_config *cfg, const char *value,
+			     const char *arg, struct sn_error *err)
+{
+	if (sn_auth_choice_parse(value, &cfg->fabric_auth) < 0) {
+		ARG_ERROR(err, arg, "expected auto (from slurm.conf's AuthType), munge or key (a key derived from slurm.key or fabric_key=)");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_fabric_key(struct sn_config *cfg, const char *value,
+			    const char *arg, struct sn_error *err)
+{
+	return parse_abs_path(cfg->fabric_key, sizeof(cfg->fabric_key), value,
+			      arg, err);
+}
+
 static int parse_ras(struct sn_config *cfg, const char *value,
 		     const char *arg, struct sn_error *err)
 {
@@ -379,6 +397,8 @@ static const struct key_def keys[] = {
 	{ "fabric_transport", parse_fabric_transport },
 	{ "fabric_min_busbw", parse_fabric_busbw },
 	{ "fabric_munge_socket", parse_munge_socket },
+	{ "fabric_auth", parse_fabric_auth },
+	{ "fabric_key", parse_fabric_key },
 	{ "ras", parse_ras },
 	{ "ras_ports", parse_ras_ports },
 	{ "health", parse_health },

@@ -17,6 +17,7 @@
 #include "health.h"
 #include "options.h"
 #include "ras.h"
+#include "slurm_auth.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -81,6 +82,10 @@ struct sn_config {
 	 * as for slurm.conf's AuthInfo=socket=).
 	 */
 	char fabric_munge_socket[PATH_MAX];
+	/* fabric_auth=: munge, key or auto (slurm_auth.h); fabric_key=: the
+	 * site secret the step key derives from ("": slurm.key). */
+	enum sn_fabric_auth fabric_auth;
+	char fabric_key[PATH_MAX];
 	/*
 	 * NCCL's RAS (ras.h): ras= step (each step its own NCCL_RAS_ADDR,
 	 * a port of ras_ports=), off (NCCL_RAS_ENABLE=0) or nccl (untouched).

@@ -395,7 +395,8 @@ int sn_fabric_unseal_text(const void *payload, size_t len, const char *from,
 	return 0;
 }
 
-/* What a MUNGE credential's text is made of: "MUNGE:" base64 ":". */
+/* What a credential's text is made of: "MUNGE:" base64 ":", or the
+ * step key's "SNK1:" hex, digits, base64 and ':' (fabric_key.h). */
 static bool cred_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -407,7 +408,8 @@ static bool cred_ok(const char *cred, size_t n)
 {
 	size_t i;
 
-	if (n < 8 || n >= SN_FABRIC_CRED_MAX || strncmp(cred, "MUNGE:", 6) != 0)
+	if (n < 8 || n >= SN_FABRIC_CRED_MAX ||
+	    (strncmp(cred, "MUNGE:", 6) != 0 && strncmp(cred, "SNK1:", 5) != 0))
 		return false;
 	for (i = 0; i < n; i++)
 		if (!cred_char(cred[i]))
@@ -421,7 +423,7 @@ int sn_fabric_auth_line(const char *cred, char *buf, size_t len,
 	int n;
 
 	if (!cred_ok(cred, strlen(cred))) {
-		sn_error_set(err, "not a MUNGE credential");
+		sn_error_set(err, "not a credential");
 		return -1;
 	}
 	n = snprintf(buf, len, AUTH_TAG "%s\n", cred);
@@ -444,7 +446,7 @@ int sn_fabric_auth_cred(const char *line, char *cred, size_t len,
 	line += strlen(AUTH_TAG);
 	n = strlen(line);
 	if (!cred_ok(line, n) || n >= len) {
-		sn_error_set(err, "an AUTH line without a MUNGE credential");
+		sn_error_set(err, "an AUTH line without a credential");
 		return -1;
 	}
 	memcpy(cred, line, n + 1);

@@ -27,7 +27,7 @@
  * HELLO, WELCOME and REFUSE never travel as such: each is sealed in a
  * MUNGE credential (src/warmup/fabric/fabric_auth.c) and sent as
  *
- *   SNFB2 AUTH MUNGE:…:
+ *   SNFB2 AUTH MUNGE:…:      (or SNFB2 AUTH SNK1:…, the step key's: fabric_key.h)
  *
  * whose payload (sn_fabric_seal_text) binds the message to the TCP
  * connection it travels on: "SNFB2 SEAL FROM TO\n" + the message line,
@@ -109,7 +109,7 @@ int sn_fabric_seal_text(const struct sn_fabric_msg *msg, const char *from,
 int sn_fabric_unseal_text(const void *payload, size_t len, const char *from,
 			  const char *to, struct sn_fabric_msg *msg,
 			  struct sn_error *err);
-/* "SNFB2 AUTH CRED\n" into BUF; CRED must be a MUNGE credential's text. */
+/* "SNFB2 AUTH CRED\n" into BUF; CRED must be a credential's text. */
 int sn_fabric_auth_line(const char *cred, char *buf, size_t len,
 			struct sn_error *err);
 /* The credential of an AUTH LINE (without its '\n') into CRED. */

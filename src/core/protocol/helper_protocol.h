@@ -115,6 +115,10 @@ bool sn_nccl_env_read_by_nccl(const char *entry);
 #define SN_HELPER_OPT_FABRIC_TRANSPORT "fabric-transport"
 /* plugstack.conf's fabric_munge_socket=: munged's socket, if not libmunge's default. */
 #define SN_HELPER_OPT_MUNGE_SOCKET "munge-socket"
+/* The step's key (fabric_auth=key): an inherited pipe, never argv or env. */
+#define SN_HELPER_OPT_FABRIC_KEY_FD "fabric-key-fd"
+/* nccl-warmup's first argument for the root-run derivation (fabric_key.h). */
+#define SN_HELPER_FABRIC_KEY_DERIVE "--fabric-key-derive"
 /* plugstack.conf's health= (canonical CHECK:LEVEL list) and health_busy_mib=. */
 #define SN_HELPER_OPT_HEALTH "health"
 #define SN_HELPER_OPT_HEALTH_BUSY_MIB "health-busy-mib"

@@ -1,21 +1,82 @@
 /* SPDX-License-Identifier: MIT */
-/* MUNGE credentials for the fabric coordination (fabric_auth.h). */
+/* Credentials for the fabric coordination (fabric_auth.h): MUNGE's, or
+ * the per-step key's (fabric_key.c). */
 #include <errno.h>
-#include <munge.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "fabric_auth.h"
+#ifdef SN_HAVE_MUNGE
+#include <munge.h>
+#endif
+#include <openssl/crypto.h>
 
-int fabric_auth_open(struct fabric_auth *a, const char *socket,
+#include "fabric_auth.h"
+#include "fabric_key.h"
+
+static int open_key(struct fabric_auth *a, int key_fd, struct sn_error *err)
+{
+	a->key = calloc(1, sizeof(*a->key));
+	if (!a->key) {
+		close(key_fd);
+		sn_error_set(err, "out of memory");
+		return -1;
+	}
+	if (fabric_key_read_fd(a->key, key_fd, err) < 0) {
+		free(a->key);
+		a->key = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+#ifndef SN_HAVE_MUNGE
+int fabric_auth_open(struct fabric_auth *a, const char *socket, int key_fd,
 		     struct sn_error *err)
 {
-	munge_ctx_t enc = munge_ctx_create(), dec = munge_ctx_create();
+	(void)socket;
+	memset(a, 0, sizeof(*a));
+	a->uid = getuid();
+	if (key_fd >= 0)
+		return open_key(a, key_fd, err);
+	sn_error_set(err, "this nccl-warmup was built without MUNGE and spank_nccl.so gave it no step key: set fabric_auth=key in plugstack.conf (AuthType=auth/slurm sites), or install a helper built with MUNGE");
+	return -1;
+}
+
+void fabric_auth_close(struct fabric_auth *a)
+{
+	if (a->key)
+		OPENSSL_cleanse(a->key, sizeof(*a->key));
+	free(a->key);
+	a->key = NULL;
+}
+
+int fabric_auth_seal(struct fabric_auth *a, const void *payload, size_t len,
+		     char *cred, size_t credlen, struct sn_error *err)
+{
+	return fabric_key_seal(a->key, payload, len, cred, credlen, err);
+}
+
+enum fabric_unseal fabric_auth_unseal(struct fabric_auth *a, const char *cred,
+				      void *payload, size_t *len,
+				      struct sn_error *err)
+{
+	return fabric_key_unseal(a->key, cred, payload, len, err) < 0 ?
+	       FABRIC_UNSEAL_INVALID : FABRIC_UNSEAL_OK;
+}
+#else
+int fabric_auth_open(struct fabric_auth *a, const char *socket, int key_fd,
+		     struct sn_error *err)
+{
+	munge_ctx_t enc, dec;
 	munge_err_t rc = EMUNGE_NO_MEMORY;
 
 	memset(a, 0, sizeof(*a));
 	a->uid = getuid();
+	if (key_fd >= 0)
+		return open_key(a, key_fd, err);
+	enc = munge_ctx_create();
+	dec = munge_ctx_create();
 	if (enc && dec) {
 		rc = munge_ctx_set(enc, MUNGE_OPT_UID_RESTRICTION, a->uid);
 		if (rc == EMUNGE_SUCCESS)
@@ -40,6 +101,10 @@ int fabric_auth_open(struct fabric_auth *a, const char *socket,
 
 void fabric_auth_close(struct fabric_auth *a)
 {
+	if (a->key)
+		OPENSSL_cleanse(a->key, sizeof(*a->key));
+	free(a->key);
+	a->key = NULL;
 	if (a->enc)
 		munge_ctx_destroy(a->enc);
 	if (a->dec)
@@ -51,8 +116,11 @@ int fabric_auth_seal(struct fabric_auth *a, const void *payload, size_t len,
 		     char *cred, size_t credlen, struct sn_error *err)
 {
 	char *c = NULL;
-	munge_err_t rc = munge_encode(&c, a->enc, payload, (int)len);
+	munge_err_t rc;
 
+	if (a->key)
+		return fabric_key_seal(a->key, payload, len, cred, credlen, err);
+	rc = munge_encode(&c, a->enc, payload, (int)len);
 	if (rc != EMUNGE_SUCCESS) {
 		sn_error_set(err, "MUNGE cannot make a credential (%s): the fabric warmup authenticates the step's nodes with MUNGE; is munged running (munge_socket= in plugstack.conf names a non-default socket)?",
 			     munge_ctx_strerror(a->enc) ? munge_ctx_strerror(a->enc) :
@@ -79,9 +147,13 @@ enum fabric_unseal fabric_auth_unseal(struct fabric_auth *a, const char *cred,
 	int n = 0;
 	uid_t uid = (uid_t)-1;
 	gid_t gid;
-	munge_err_t rc = munge_decode(cred, a->dec, &buf, &n, &uid, &gid);
+	munge_err_t rc;
 	enum fabric_unseal r = FABRIC_UNSEAL_OK;
 
+	if (a->key)
+		return fabric_key_unseal(a->key, cred, payload, len, err) < 0 ?
+		       FABRIC_UNSEAL_INVALID : FABRIC_UNSEAL_OK;
+	rc = munge_decode(cred, a->dec, &buf, &n, &uid, &gid);
 	if (rc == EMUNGE_SOCKET || rc == EMUNGE_NO_MEMORY) {
 		sn_error_set(err, "munged did not answer: %s", munge_strerror(rc));
 		r = FABRIC_UNSEAL_NO_MUNGE;
@@ -105,3 +177,4 @@ enum fabric_unseal fabric_auth_unseal(struct fabric_auth *a, const char *cred,
 	free(buf);
 	return r;
 }
+#endif

@@ -9,6 +9,10 @@
  * process of that user; a process of any other user cannot make one.
  * Credentials are restricted to that uid (MUNGE_OPT_UID_RESTRICTION), so
  * no other user can decode one either.
+ *
+ * Or, where no munged runs (AuthType=auth/slurm), a per-step key that
+ * root derived from the site's key (fabric_key.h): only the step's own
+ * helpers hold it, so it proves the step, not only the uid.
  */
 #ifndef WU_FABRIC_AUTH_H
 #define WU_FABRIC_AUTH_H
@@ -21,7 +25,10 @@
 /* Seconds a credential is valid: far above one HELLO's round trip. */
 #define FABRIC_AUTH_TTL_S 60
 
+struct fabric_key;
+
 struct fabric_auth {
+	struct fabric_key *key;	/* the step's key, or NULL: MUNGE */
 	void *enc;		/* munge_ctx_t for encoding */
 	void *dec;		/* munge_ctx_t for decoding */
 	uid_t uid;		/* this process's: the job's user */
@@ -34,8 +41,11 @@ enum fabric_unseal {
 	FABRIC_UNSEAL_NO_MUNGE,	/* munged did not answer here */
 };
 
-/* SOCKET: munged's socket ("" or NULL: libmunge's default). */
-int fabric_auth_open(struct fabric_auth *a, const char *socket,
+/*
+ * KEY_FD >= 0: the step's key on that descriptor (read, closed);
+ * else MUNGE through SOCKET ("" or NULL: libmunge's default).
+ */
+int fabric_auth_open(struct fabric_auth *a, const char *socket, int key_fd,
 		     struct sn_error *err);
 void fabric_auth_close(struct fabric_auth *a);
 /* A credential sealing PAYLOAD (LEN bytes) into CRED (its text). */

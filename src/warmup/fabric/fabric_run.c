@@ -6,9 +6,9 @@
  *   1. the node-local checks of comm mode (GPUs, PCI bus IDs, NCCL,
  *      contexts);
  *   2. join the step's coordination (fabric_coord.h) on node index 0,
- *      authenticated with MUNGE (fabric_auth.h), which hands out the
- *      rank base and the root's ncclGetUniqueId (made once all joined),
- *      or names the node at fault;
+ *      authenticated (fabric_auth.h: MUNGE or the step's key), which
+ *      hands out the rank base and the root's ncclGetUniqueId (made
+ *      once all joined), or names the node at fault;
  *   3. one ncclCommInitRankConfig per local GPU inside one group with
  *      that id (comm.c): NCCL's own bootstrap, with its random magic,
  *      never NCCL_COMM_ID's constant one on a predictable port;
@@ -355,7 +355,8 @@ static int join(struct wu_run *run, struct fabric_run *fr, int local)
 	struct sn_error e = { .msg = "" }, ignored;
 	int r;
 
-	if (fabric_auth_open(&fr->auth, run->opt.munge_socket, &e) < 0)
+	if (fabric_auth_open(&fr->auth, run->opt.munge_socket,
+			     run->opt.fabric_key_fd, &e) < 0)
 		return wu_fail(run, SN_WARMUP_FABRIC_SETUP, "fabric warmup: %s",
 			       e.msg);
 	fr->plan.auth = &fr->auth;

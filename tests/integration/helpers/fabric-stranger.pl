@@ -7,11 +7,13 @@
 # which the step's coordinator said anything back).  hello and idle create
 # STATS.started once their first round is done (the test waits for it).
 #
-#   hello ADDR LO-HI JOB STEP STATS [MUNGE_SOCKET]
+#   hello ADDR LO-HI JOB STEP STATS [SEAL]
 #       connects to every port of LO-HI at ADDR again and again, claiming
 #       node index 1 and 2 with a wrapping GPU count: plain lines, a forged
-#       AUTH line and, with MUNGE_SOCKET, a HELLO correctly sealed for the
-#       connection by the stranger's own uid (munge -s)
+#       AUTH line and, with SEAL, a HELLO correctly sealed for the
+#       connection: SEAL a munged socket (by the stranger's own uid, munge
+#       -s), or key:HEX (with a key not this step's: the step key's format,
+#       src/warmup/fabric/fabric_key.h)
 #   idle ADDR LO-HI COUNT STATS
 #       holds COUNT silent connections on every port of LO-HI
 #   bootstrap UID LO-HI STATS
@@ -22,7 +24,7 @@
 #   silent STATS READY PORT...
 #       listens on each PORT before the step, takes every connection and
 #       never answers
-#   fakeroot PORT JOB STEP STATS READY [MUNGE_SOCKET]
+#   fakeroot PORT JOB STEP STATS READY [SEAL]
 #       listens on PORT before the step (the first candidate on node 0)
 #       and answers each member as its root would: WELCOME (plain, or
 #       sealed by the stranger's uid), GO, then a VERDICT that would pass
@@ -31,6 +33,8 @@ use strict;
 use warnings;
 use IO::Socket::INET;
 use IO::Select;
+use Digest::SHA qw(hmac_sha256_hex);
+use MIME::Base64 qw(encode_base64);
 
 my ($mode, @a) = @ARGV;
 my ($connected, $answered, $stats) = (0, 0, undef);
@@ -55,9 +59,19 @@ sub started {
 	close($f);
 }
 
-# The credential of PAYLOAD made by this process's uid, or undef.
+# A step key's credential of PAYLOAD under KEY (hex), with MAC if given.
+sub seal_key {
+	my ($hex, $payload, $mac) = @_;
+	my $nonce = join '', map { sprintf '%02x', int rand 256 } 1 .. 16;
+	my $text = "SNK1:$nonce:" . time() . ':' . encode_base64($payload, '');
+	return "$text:" . ($mac // hmac_sha256_hex($text, pack('H*', $hex)));
+}
+
+# The credential of PAYLOAD made by this process's uid (SEAL: munged's
+# socket) or under SEAL's key:HEX, or undef.
 sub seal {
 	my ($sock, $payload) = @_;
+	return seal_key($1, $payload) if $sock =~ /^key:([0-9a-f]{64})$/;
 	open(my $p, '-|', 'munge', '-S', $sock, '-s', $payload) or return;
 	my $cred = <$p>;
 	close($p);
@@ -93,7 +107,9 @@ if ($mode eq 'hello') {
 				if ($kind eq 'plain') {
 					print $s "$hello\n";
 				} elsif ($kind eq 'forged') {
-					print $s "SNFB2 AUTH MUNGE:AwQDAAD3Uuch0d5pgnFjcgR5NzIi:\n";
+					print $s "SNFB2 AUTH ", ($munge // '') =~ /^key:/ ?
+						seal_key('00' x 32, $hello, 'ab' x 32) :
+						'MUNGE:AwQDAAD3Uuch0d5pgnFjcgR5NzIi:', "\n";
 				} else {
 					(my $ok = $hello) =~ s/gpus=\d+/gpus=2/;
 					my ($from, $to) = endpoints($s);

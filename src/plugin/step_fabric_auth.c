@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* The fabric warmup's authentication for one step (step_fabric_auth.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "helper_exec.h"
+#include "plugin.h"
+#include "spank_wrap.h"
+#include "step_fabric_auth.h"
+#include "strutil.h"
+
+/* How long the derivation may outlive the helper before it is killed. */
+#define DERIVE_REAP_MS 2000
+
+/*
+ * The derivation, as root for good, with KEY_W at descriptor 3 and ERR_W
+ * as stderr, nothing else open, no environment.  Only async-signal-safe
+ * calls: slurmstepd has threads.
+ */
+static void __attribute__((noreturn))
+derive_child(char *const argv[], int key_w, int err_w)
+{
+	static char *const no_env[] = { NULL };
+	sigset_t none;
+	int null_fd = open("/dev/null", O_RDWR);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 ||
+	    dup2(err_w, 2) < 0 || dup2(key_w, 3) != 3 ||
+	    fcntl(3, F_SETFD, 0) < 0 || close_range(4, ~0U, 0) < 0)
+		_exit(126);
+	/* user_init may run with the job user's euid; the real uid is 0. */
+	if ((geteuid() != 0 && seteuid(0) < 0) || setgroups(0, NULL) < 0 ||
+	    setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		_exit(126);
+	execve(argv[0], argv, no_env);
+	_exit(127);
+}
+
+/*
+ * Starts the derivation (nccl-warmup --fabric-key-derive) writing the
+ * step key into a pipe whose read end goes to *KEY_FD.  Not waited for:
+ * the helper reads the key only when it joins, after its local checks,
+ * so the derivation's few milliseconds overlap them.
+ */
+static int derive_start(const struct sn_plugin *p,
+			const struct sn_job_ids *ids,
+			const struct sn_slurm_auth *conf, int *key_fd,
+			struct sn_fabric_key_job *job, char *message,
+			size_t len)
+{
+	char jid[16], step[16], uid[16];
+	const char *site = p->cfg.fabric_key[0] ? p->cfg.fabric_key :
+			   conf->key;
+	char *argv[] = { (char *)p->cfg.warmup_helper,
+			 SN_HELPER_FABRIC_KEY_DERIVE, (char *)site,
+			 (char *)conf->cluster, jid, step, uid, NULL };
+	int key[2] = { -1, -1 }, err[2] = { -1, -1 };
+
+	snprintf(jid, sizeof(jid), "%u", ids->job_id);
+	snprintf(step, sizeof(step), "%u", ids->step_id);
+	snprintf(uid, sizeof(uid), "%u", (unsigned int)ids->uid);
+	if (pipe2(key, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    fcntl(err[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    (job->pid = fork()) < 0) {
+		snprintf(message, len,
+			 "the fabric warmup cannot start the step key's derivation: %s",
+			 strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			if (key[i] >= 0)
+				close(key[i]);
+			if (err[i] >= 0)
+				close(err[i]);
+		}
+		job->pid = -1;
+		return -1;
+	}
+	if (job->pid == 0)
+		derive_child(argv, key[1], err[1]);
+	close(key[1]);
+	close(err[1]);
+	*key_fd = key[0];
+	job->err_fd = err[0];
+	return 0;
+}
+
+int sn_step_fabric_auth(const struct sn_plugin *p,
+			const struct sn_job_ids *ids, int *key_fd,
+			struct sn_fabric_key_job *job, char *message,
+			size_t len)
+{
+	const char *path = getenv("SLURM_CONF");
+	struct sn_slurm_auth *conf = calloc(1, sizeof(*conf));
+	enum sn_fabric_auth how;
+	struct sn_error e;
+	int rc = -1;
+
+	*key_fd = -1;
+	job->pid = -1;
+	job->err_fd = -1;
+	if (!conf) {
+		snprintf(message, len, "fabric warmup: out of memory");
+		return -1;
+	}
+	if (!path || !*path)
+		path = SN_SLURM_CONF_DEFAULT;
+	if (sn_slurm_auth_read(path, conf, &e) < 0 &&
+	    p->cfg.fabric_auth != SN_FABRIC_AUTH_MUNGE)
+		sn_log_info("fabric warmup: %s: AuthType and ClusterName unknown",
+			    e.msg);
+	if (sn_auth_choice_resolve(p->cfg.fabric_auth, conf->auth_type, &how,
+				   &e) < 0)
+		snprintf(message, len, "%s", e.msg);
+	else if (how == SN_FABRIC_AUTH_MUNGE)
+		rc = 0;
+	else
+		rc = derive_start(p, ids, conf, key_fd, job, message, len);
+	free(conf);
+	return rc;
+}
+
+void sn_step_fabric_auth_end(struct sn_fabric_key_job *job, const char *node)
+{
+	struct sn_deadline until = sn_deadline_in(DERIVE_REAP_MS);
+	char err[512];
+	ssize_t n = 0;
+	int status = 0;
+	pid_t rc;
+
+	if (job->pid <= 0)
+		return;
+	while ((rc = waitpid(job->pid, &status, WNOHANG)) == 0 &&
+	       !sn_deadline_expired(until))
+		usleep(1000);
+	if (rc == 0) {
+		kill(job->pid, SIGKILL);
+		rc = waitpid(job->pid, &status, 0);
+	}
+	if (job->err_fd >= 0) {
+		n = read(job->err_fd, err, sizeof(err) - 1);
+		close(job->err_fd);
+	}
+	err[n > 0 ? n : 0] = '\0';
+	if (rc != job->pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		char *nl = strchr(err, '\n');
+
+		if (nl)
+			*nl = '\0';
+		sn_str_printable(err, sizeof(err), err);
+		sn_log_error("fabric warmup on %s: the step key's derivation failed: %s",
+			     node, err[0] ? err : "it did not run as root");
+	}
+	job->pid = -1;
+	job->err_fd = -1;
+}

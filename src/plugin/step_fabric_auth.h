@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slurmstepd: which authentication a fabric warmup uses (plugstack.conf's
+ * fabric_auth=, else slurm.conf's AuthType; slurm_auth.h) and, for the
+ * per-step key, the key itself: derived as root from the site key by
+ * nccl-warmup --fabric-key-derive (spank_nccl.so links no crypto library)
+ * while the helper starts, written into a pipe the helper inherits (docs/security.md, "Fabric
+ * warmup: network peers").
+ */
+#ifndef SN_STEP_FABRIC_AUTH_H
+#define SN_STEP_FABRIC_AUTH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sn_plugin;
+struct sn_job_ids;
+
+/* The derivation running beside the helper: its pid and its stderr. */
+struct sn_fabric_key_job {
+	pid_t pid;
+	int err_fd;
+};
+
+/*
+ * 0 with *KEY_FD -1 (MUNGE) or the read end of a pipe (close-on-exec)
+ * that the derivation (JOB) writes the step key into; -1 with MESSAGE
+ * (one line for the user) when neither mechanism is usable.
+ */
+int sn_step_fabric_auth(const struct sn_plugin *p,
+			const struct sn_job_ids *ids, int *key_fd,
+			struct sn_fabric_key_job *job, char *message,
+			size_t len);
+/* After the helper: reaps JOB; its failure (stderr) to slurmd's log. */
+void sn_step_fabric_auth_end(struct sn_fabric_key_job *job, const char *node);
+
+#endif
