@@ -201,7 +201,19 @@ assert d["communicators"][0]["collective"] == "AllReduce", d
 		sn_fail "another user's job was not refused"
 }
 
-@test "spank-nccl-status: a step without NCCL, and ras=off, each say so" {
+@test "spank-nccl-status: NCCL before 2.28.7 (text), a step without NCCL, and ras=off" {
+	sn_require_warmup
+	FAKE_NCCL_VERSION=22600 FAKE_NCCL_RAS_BEHIND=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 ||
+		return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 0
+	grep -qE '^  Rank 1 has launched up to operation 1 -- GPU 1 managed by process [0-9]+ on node [0-9.]+  \[task 1 on n1\]$' <<<"$output" ||
+		sn_fail "RAS's text without the task named"
+	run --separate-stderr ras_status --json "$RAS_JOB"
+	sn_assert_status 1
+	[[ $stderr == *"answers RAS in text only (before 2.28.7): no --json" ]] || sn_fail "--json on text"
+	ras_job_stop
+
 	RAS_NO_NCCL=1 ras_job_start 127.0.0.1 1 -n1 || return 1
 	run --separate-stderr ras_status "$RAS_JOB"
 	sn_assert_status 1
