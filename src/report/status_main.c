@@ -161,7 +161,8 @@ static int ask_nodes(const char *job, struct status_run *run)
 	snprintf(jobid, sizeof(jobid), "--jobid=%s", job);
 	{
 		char *argv[] = {
-			"srun", "--overlap", jobid, w, "-N", nn,
+			/* -n too: inside the job, srun reads SLURM_NTASKS */
+			"srun", "--overlap", jobid, w, "-N", nn, "-n", nn,
 			"--ntasks-per-node=1", "--label", "--quiet",
 			"--kill-on-bad-exit=0", self, "--node", (char *)job,
 			run->step, NULL,
