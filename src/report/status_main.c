@@ -2,14 +2,16 @@
 /*
  * spank-nccl-status [--json] JOBID[.STEP]  (spank-nccl-status(1))
  * Where a step's NCCL is stuck: finds the step's nodes (squeue), starts
- * itself there as the caller (srun --overlap --jobid: Slurm lets only the
- * job's user, root and operators in), reads the step's processes and
+ * itself there (srun --overlap --jobid) as the caller, or root as the
+ * job's user (Slurm lets no other uid start a step in a job), reads the step's processes and
  * asks NCCL's RAS on the first node (status_node.c), then names every
  * rank that is missing, dead or off the others' collective count by
  * Slurm task, node and GPU (status_render.c).
  * Exit: 0 answered, 1 no answer (the message says why), 2 usage.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +66,8 @@ static int pick_step(const char *job, const char *want, struct status_run *run)
 
 	if (job_steps(job, steps, sizeof(steps)) != 0 || !steps[0]) {
 		fprintf(stderr,
-			"spank-nccl: job %s is not running, or is not yours (only its user, root\n"
-			"spank-nccl: and operators can see it)\n", job);
+			"spank-nccl: job %s is not running, or is not yours (only its user and\n"
+			"spank-nccl: root can ask it)\n", job);
 		return -1;
 	}
 	for (line = strtok_r(steps, "\n", &save); line;
@@ -92,10 +94,28 @@ static int pick_step(const char *job, const char *want, struct status_run *run)
 	return 0;
 }
 
-/* Runs ARGV, its stdout into OUT (grown), its stderr's last bytes into
- * ERR.  Returns its exit status, -1 if it could not run. */
-static int capture(char *const argv[], struct status_buf *out, char *err,
-		   size_t err_cap)
+/* Root asks as the job's user: Slurm lets no other uid, root included,
+ * start a step in a job.  Anyone else asks as themselves. */
+static int become(const char *user)
+{
+	struct passwd *pw;
+
+	if (getuid() != 0)
+		return 0;
+	pw = getpwnam(user);
+	if (!pw || pw->pw_uid == 0)
+		return pw ? 0 : -1;
+	if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
+	    setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
+		return -1;
+	return 0;
+}
+
+/* Runs ARGV as USER (become()), its stdout into OUT (grown), its
+ * stderr's last bytes into ERR.  Returns its exit status, -1 if it could
+ * not run. */
+static int capture(char *const argv[], const char *user,
+		   struct status_buf *out, char *err, size_t err_cap)
 {
 	int o[2], e[2], status;
 	pid_t pid;
@@ -112,6 +132,11 @@ static int capture(char *const argv[], struct status_buf *out, char *err,
 		dup2(e[1], 2);
 		close(o[0]);
 		close(e[0]);
+		if (become(user) != 0) {
+			fprintf(stderr, "cannot become user %s: %s\n", user,
+				strerror(errno));
+			_exit(127);
+		}
 		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -164,17 +189,17 @@ static int ask_nodes(const char *job, struct status_run *run)
 			/* -n too: inside the job, srun reads SLURM_NTASKS */
 			"srun", "--overlap", jobid, w, "-N", nn, "-n", nn,
 			"--ntasks-per-node=1", "--label", "--quiet",
-			"--kill-on-bad-exit=0", self, "--node", (char *)job,
+			"--kill-on-bad-exit=0", "--chdir=/", self, "--node", (char *)job,
 			run->step, NULL,
 		};
 
-		rc = capture(argv, &run->out, err, sizeof(err));
+		rc = capture(argv, run->user, &run->out, err, sizeof(err));
 	}
 	if (rc != 0 || run->out.len == 0) {
 		err[strcspn(err, "\n")] = '\0';
 		fprintf(stderr,
 			"spank-nccl: cannot reach step %s.%s on %s as you (srun: %s)\n"
-			"spank-nccl: only the job's user, root and operators can ask it\n",
+			"spank-nccl: only the job's user and root can ask it\n",
 			job, run->step, run->nodes, err[0] ? err : "failed");
 		return -1;
 	}

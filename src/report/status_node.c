@@ -15,7 +15,9 @@
  * The step's processes are found by their environment (/proc/PID/environ:
  * SLURM_JOB_ID and SLURM_STEP_ID): readable only by their own user and
  * root, which is the access check too, and it finds the process NCCL runs
- * in even when the task is a launcher (torchrun) that started it.
+ * in even when the task is a launcher (torchrun) that started it.  (A
+ * map the plugin wrote at task_init would know only the task's own pid,
+ * and cost every step a file.)
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -40,6 +42,7 @@
 struct proc_env {
 	char job[32], step[32], task[16], local[16];
 	char ras[128], enable[16];
+	char conf[512];
 };
 
 static void env_take(const char *kv, const char *name, char *dst, size_t cap)
@@ -74,6 +77,7 @@ static bool read_env(const char *pid, struct proc_env *e)
 		env_take(kv, "SLURM_LOCALID", e->local, sizeof(e->local));
 		env_take(kv, "NCCL_RAS_ADDR", e->ras, sizeof(e->ras));
 		env_take(kv, "NCCL_RAS_ENABLE", e->enable, sizeof(e->enable));
+		env_take(kv, "SLURM_CONF", e->conf, sizeof(e->conf));
 	}
 	return true;
 }
@@ -232,6 +236,15 @@ out:
 	close(fd);
 }
 
+/* Slurm daemons of several clusters on one host (test clusters) reuse job
+ * ids: where both name one, the step's SLURM_CONF must be ours. */
+static bool other_cluster(const struct proc_env *e)
+{
+	const char *ours = getenv("SLURM_CONF");
+
+	return ours && *ours && e->conf[0] && strcmp(ours, e->conf) != 0;
+}
+
 int sn_status_node(const char *job, const char *step, int query)
 {
 	char host[256] = "?", nccl[64], ras[160] = "";
@@ -248,7 +261,7 @@ int sn_status_node(const char *job, const char *step, int query)
 		    atoi(d->d_name) == (int)getpid())
 			continue;
 		if (!read_env(d->d_name, &e) || strcmp(e.job, job) != 0 ||
-		    strcmp(e.step, step) != 0)
+		    strcmp(e.step, step) != 0 || other_cluster(&e))
 			continue;
 		nccl_of(d->d_name, nccl, sizeof(nccl));
 		printf("proc %s %s %s %s\n", d->d_name,

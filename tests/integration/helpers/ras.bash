@@ -7,7 +7,8 @@
 # ras_job_start COMM_HOST TASKS SRUN_ARGS...: runs nccl-job (2 all-reduces)
 # in the background with the FAKE_NCCL_RAS_* the test exported, waits
 # until every task is ready; sets RAS_JOB (the job id) and RAS_SRUN.
-# RAS_NO_NCCL=1: a task that loads no NCCL instead.
+# RAS_NO_NCCL=1: a task that loads no NCCL instead; AS_USER=1: the job
+# is the unprivileged user's.
 ras_job_start() {
 	local host=$1 tasks=$2 name=ras-$BATS_TEST_NUMBER-$RANDOM
 	local cmd=("$SN_BUILD_DIR/tests/fake/nccl-job" 2)
@@ -18,7 +19,7 @@ ras_job_start() {
 	mkdir -p "$FAKE_NCCL_RAS_DIR"
 	chmod 0777 "$FAKE_NCCL_RAS_DIR"
 	NCCL_COMM_ID=$host:$((20000 + RANDOM % 10000)) \
-		sn_srun -J "$name" "$@" "${cmd[@]}" \
+		ras_as srun -J "$name" "$@" "${cmd[@]}" \
 		>"$RAS_OUT" 2>&1 3>&- &
 	RAS_SRUN=$!
 	sn__wait_for 300 ras_ready "$tasks" ||
@@ -41,12 +42,15 @@ ras_job_stop() {
 	RAS_SRUN= RAS_JOB=
 }
 
-# spank-nccl-status, as root unless AS_USER=1.
-ras_status() {
+# CMD with a deadline and no stdin, as root unless AS_USER=1.
+ras_as() {
 	if [ "${AS_USER:-0}" = 1 ]; then
-		sn_as_user timeout -k 5 "${SN_TIMEOUT:-30}" \
-			"$SN_BUILD_DIR/src/report/spank-nccl-status" "$@"
+		sn_as_user timeout -k 5 "${SN_TIMEOUT:-30}" "$@" </dev/null
 	else
-		sn_timeout "$SN_BUILD_DIR/src/report/spank-nccl-status" "$@"
+		sn_timeout "$@" </dev/null
 	fi
+}
+
+ras_status() {
+	ras_as "$SN_BUILD_DIR/src/report/spank-nccl-status" "$@"
 }
