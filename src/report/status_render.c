@@ -16,9 +16,9 @@
 #include "ras_status.h"
 #include "status.h"
 
-#define MAX_NODES 1024
-#define MAX_PROCS 8192
-#define MAX_ADDRS 8192
+#define MAX_NODES 4096
+#define MAX_PROCS 65536
+#define MAX_ADDRS 32768
 #define BUF_LIMIT (64u << 20)
 
 struct proc {
@@ -278,6 +278,15 @@ static void print_json(const struct facts *f, const struct status_run *run,
 	printf("],\"verdict\":\"%s\"}\n", esc);
 }
 
+/* Whether any rank RAS names is a process of the step (or none named). */
+static bool any_ours(const struct facts *f, const struct sn_ras_status *st)
+{
+	for (int i = 0; i < st->n_ranks; i++)
+		if (find_proc(f, st->ranks[i].pid, st->ranks[i].host))
+			return true;
+	return st->n_ranks == 0;
+}
+
 static int render_json(const struct facts *f, const struct status_run *run,
 		       bool json)
 {
@@ -290,6 +299,13 @@ static int render_json(const struct facts *f, const struct status_run *run,
 			 f->answer.len, &err) != 0) {
 		fprintf(stderr, "spank-nccl: step %s.%s: RAS's answer on %s is not its JSON: %s\n",
 			run->job, run->step, f->node[f->asked], err.msg);
+		return 1;
+	}
+	if (!any_ours(f, &st)) {
+		fprintf(stderr,
+			"spank-nccl: step %s.%s: RAS at %s on %s answered for processes that are not\n"
+			"spank-nccl: the step's (NCCL's shared default address: the site's ras=nccl)\n",
+			run->job, run->step, f->ras, f->node[f->asked]);
 		return 1;
 	}
 	verdict[0] = '\0';
