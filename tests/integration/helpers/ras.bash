@@ -39,7 +39,7 @@ ras_job_stop() {
 	[ -z "${RAS_JOB:-}" ] || scancel "$RAS_JOB" 2>/dev/null
 	kill "$RAS_SRUN" 2>/dev/null
 	wait "$RAS_SRUN" 2>/dev/null || true
-	RAS_SRUN= RAS_JOB=
+	RAS_SRUN='' RAS_JOB=''
 }
 
 # CMD with a deadline and no stdin, as root unless AS_USER=1.
