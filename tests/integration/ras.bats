@@ -198,7 +198,7 @@ assert d["communicators"][0]["collective"] == "AllReduce", d
 ' "$output" || sn_fail "--json"
 }
 
-@test "spank-nccl-status: NCCL before 2.28.7 (text), a step without NCCL, ras=off, another user's job" {
+@test "spank-nccl-status: NCCL before 2.28.7 (text), a step without NCCL, another user's job, NCCL 2.23, ras=off" {
 	sn_require_warmup
 	FAKE_NCCL_VERSION=22600 FAKE_NCCL_RAS_BEHIND=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 ||
 		return 1
@@ -220,6 +220,17 @@ assert d["communicators"][0]["collective"] == "AllReduce", d
 	sn_assert_status 1
 	[[ $stderr == "spank-nccl: cannot reach step $RAS_JOB.0 on n1 as you (srun: "*"Access/permission denied)"* ]] ||
 		sn_fail "root's job was not refused to the user"
+	ras_job_stop
+	# NCCL 2.23 (no RAS), installed as libnccl.so.2 -> libnccl.so.2.23.4
+	local old=$SN_CLUSTER_DIR/tmp/nccl-2.23.4
+	mkdir -p "$old"
+	cp "$(sn_fake_dir nccl-alt)/libnccl.so.2" "$old/libnccl.so.2.23.4"
+	ln -sf libnccl.so.2.23.4 "$old/libnccl.so.2"
+	LD_LIBRARY_PATH=$old ras_job_start 127.0.0.1 1 -n1 --gres=gpu:1 || return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 1
+	[ "$stderr" = "spank-nccl: step $RAS_JOB.0's NCCL is 2.23.4: RAS, which this asks, needs NCCL 2.24 or later" ] ||
+		sn_fail "NCCL 2.23 not said"
 	ras_job_stop
 	sn_plugstack_set ras=off
 	ras_job_start 127.0.0.1 1 -n1 --gres=gpu:1 || return 1
