@@ -10,7 +10,7 @@
 #
 #   SECONDS        per harness (default: $FUZZ_SECONDS, else 60)
 #   HARNESS        profile_file config options warmup_result busid applied
-#                  hostlist fabric_msg nccl_log record
+#                  hostlist fabric_msg nccl_log record ras_status
 #                  (default: all)
 #   --tap          TAP on stdout (tests/ci.d/40-fuzz.sh), the rest as "# "
 #   FUZZ_JOBS      harnesses run at once (default 1)
@@ -25,7 +25,7 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-all=(profile_file config options warmup_result busid applied hostlist fabric_msg nccl_log record)
+all=(profile_file config options warmup_result busid applied hostlist fabric_msg nccl_log record ras_status)
 tap=0
 if [ "${1:-}" = --tap ]; then
 	tap=1
@@ -60,6 +60,7 @@ max_len() {
 	profile_file) echo 16384 ;;
 	warmup_result) echo 8192 ;;
 	record) echo 8192 ;;
+	ras_status) echo 16384 ;;
 	*) echo 4096 ;;
 	esac
 }

@@ -238,6 +238,7 @@ static ncclResult_t init_comm(ncclComm_t *out, int nranks,
 	comm->state = ncclInProgress;
 	comm->ready_at = 0;
 	*out = comm;
+	fake_ras_comm_add(comm);
 	fake_nccl_info(dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d - Init START",
 		       (void *)comm, rank, nranks, dev);
 	fake_net_announce();
@@ -521,6 +522,7 @@ ncclResult_t fake_nccl_enqueue(struct op op)
 	}
 	op.rank = op.comm->rank;
 	nccl.pending[nccl.n_pending++] = op;
+	fake_ras_count(op.comm, op.kind);
 	if (nccl.group_depth == 0)
 		rc = run_group();
 	pthread_mutex_unlock(&nccl.lock);
@@ -547,6 +549,8 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm)
 
 static void release(ncclComm_t comm)
 {
+	if (comm)
+		fake_ras_comm_remove(comm);
 	if (comm && comm->net)
 		fake_net_release(comm);
 	if (comm && comm->reserved)

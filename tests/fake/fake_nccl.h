@@ -159,4 +159,10 @@ FAKE_HIDDEN ncclResult_t fake_net_run(struct op *ops, int n);
 /* Destroy/abort: stops the exchange, closes its sockets.  Not locked. */
 FAKE_HIDDEN void fake_net_release(ncclComm_t comm);
 
+/* fake_nccl_ras.c: NCCL's RAS (2.24+) over this process's comms. */
+FAKE_HIDDEN void fake_ras_comm_add(ncclComm_t comm);
+/* A collective of KIND launched on COMM (its RAS count). */
+FAKE_HIDDEN void fake_ras_count(ncclComm_t comm, enum op_kind kind);
+FAKE_HIDDEN void fake_ras_comm_remove(ncclComm_t comm);
+
 #endif

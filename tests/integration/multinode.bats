@@ -7,10 +7,12 @@
 
 SN_NODES=3
 load common
+load helpers/ras
 
 setup_file() { sn_file_setup; }
 teardown_file() { sn_file_teardown; }
 setup() { sn_test_setup; }
+teardown() { ras_job_stop; }
 
 # Prints "NODE VALUE" per task for variable $1.
 node_values() {
@@ -114,4 +116,20 @@ S
 	sn_assert_failed
 	sn_assert_msg 'n[123]'
 	sn_assert_msg '[Dd]uplicate|same PCI bus ID'
+}
+
+# Four ranks over n1-n3 (2+1+1), rank 3 on n3 one all-reduce behind:
+# RAS names it by its node's address, the command by node and task.
+@test "3 nodes: spank-nccl-status names the rank behind, its task and its node" {
+	local verdict
+	sn_require_warmup
+	export FAKE_NCCL_RAS_BEHIND=3
+	ras_job_start "$SN_NET_PREFIX.11" 4 -N3 -n4 --gres=gpu:2 || return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 0
+	echo "$output" >"$SN_CLUSTER_DIR/tmp/ras-status-3nodes.txt"
+	verdict="verdict: rank 3 (task 3 on n3, GPU 0) has launched AllReduce 1 while the other 3 ranks are at 2"
+	[ "${lines[-1]}" = "$verdict" ] || sn_fail "want [$verdict]"
+	[[ ${lines[0]} == "step $RAS_JOB.0 (user root): NCCL "*", RAS asked on n1, 1 communicator" ]] ||
+		sn_fail "first line"
 }

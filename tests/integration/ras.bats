@@ -4,10 +4,12 @@
 # ras= (issue 35): every step's NCCL RAS on its own 127.0.0.1 port in the
 # task environment (src/core/config/ras.c), the same for the warmup's
 # NCCL; concurrent steps apart; a port something listens on skipped; the
-# user's own NCCL_RAS_ADDR kept; ras=off and ras=nccl.  One node.
+# user's own NCCL_RAS_ADDR kept; ras=off and ras=nccl; spank-nccl-status
+# on a step stuck in NCCL (fake NCCL's RAS).  One node.
 
 load common
 load helpers/fabric
+load helpers/ras
 
 setup_file() { sn_file_setup; }
 teardown_file() {
@@ -16,6 +18,7 @@ teardown_file() {
 }
 setup() { sn_test_setup; }
 teardown() {
+	ras_job_stop
 	if [ -n "${LISTENER_PID:-}" ]; then
 		kill "$LISTENER_PID" 2>/dev/null
 		wait "$LISTENER_PID" 2>/dev/null
@@ -167,3 +170,74 @@ S
 	! grep -q 'NCCL_RAS_ADDR' <<<"$stderr" ||
 		sn_fail "the RAS address listed as a setting: $stderr"
 }
+
+# Four ranks on n1, the user's job: rank 1 one all-reduce behind, rank 3
+# dead.  Root asks (as the job's user: Slurm lets no other uid in).
+@test "spank-nccl-status: names the dead and the behind rank by task, node and GPU; --json; root asks a user's job" {
+	local verdict
+	sn_require_warmup
+	export FAKE_NCCL_RAS_BEHIND=1 FAKE_NCCL_RAS_DEAD=3
+	AS_USER=1 ras_job_start 127.0.0.1 4 -n4 --gres=gpu:4 || return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 0
+	echo "$output" >"$SN_CLUSTER_DIR/tmp/ras-status-n1.txt"
+	verdict="verdict: rank 3 (task 3 on n1, GPU 3) is dead (RAS lost its process); rank 1 (task 1 on n1, GPU 1) has launched AllReduce 1 while the other 2 ranks are at 2"
+	[ "${lines[-1]}" = "$verdict" ] || sn_fail "want [$verdict]"
+	grep -qx "communicator 0x[0-9a-f]*: 4 ranks, 3 answering, 2 at AllReduce 2" <<<"$output" ||
+		sn_fail "no communicator line"
+	run --separate-stderr ras_status --json "$RAS_JOB.0"
+	sn_assert_status 0
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+r = {k["rank"]: k for k in d["communicators"][0]["ranks"]}
+assert d["step"] == 0 and d["asked_on"] == "n1" and d["user"] != "root", d
+assert [r[i]["state"] for i in range(4)] == ["ok", "off", "ok", "dead"], r
+assert (r[1]["task"], r[1]["node"], r[1]["gpu"], r[1]["count"]) == (1, "n1", 1, 1), r[1]
+assert d["communicators"][0]["collective"] == "AllReduce", d
+' "$output" || sn_fail "--json"
+}
+
+@test "spank-nccl-status: NCCL before 2.28.7 (text), a step without NCCL, another user's job, NCCL 2.23, ras=off" {
+	sn_require_warmup
+	FAKE_NCCL_VERSION=22600 FAKE_NCCL_RAS_BEHIND=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 ||
+		return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 0
+	grep -qE '^  Rank 1 has launched up to operation 1 -- GPU 1 managed by process [0-9]+ on node [0-9.]+  \[task 1 on n1\]$' <<<"$output" ||
+		sn_fail "RAS's text without the task named"
+	run --separate-stderr ras_status --json "$RAS_JOB"
+	sn_assert_status 1
+	[[ $stderr == *"answers RAS in text only (before 2.28.7): no --json" ]] || sn_fail "--json on text"
+	ras_job_stop
+
+	RAS_NO_NCCL=1 ras_job_start 127.0.0.1 1 -n1 || return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 1
+	[ "$stderr" = "spank-nccl: step $RAS_JOB.0 runs no NCCL: none of its 1 processes has libnccl loaded" ] ||
+		sn_fail "no NCCL not said"
+	AS_USER=1 run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 1
+	[[ $stderr == "spank-nccl: cannot reach step $RAS_JOB.0 on n1 as you (srun: "*"Access/permission denied)"* ]] ||
+		sn_fail "root's job was not refused to the user"
+	ras_job_stop
+	# NCCL 2.23 (no RAS), installed as libnccl.so.2 -> libnccl.so.2.23.4
+	local old=$SN_CLUSTER_DIR/tmp/nccl-2.23.4
+	mkdir -p "$old"
+	cp "$(sn_fake_dir nccl-alt)/libnccl.so.2" "$old/libnccl.so.2.23.4"
+	ln -sf libnccl.so.2.23.4 "$old/libnccl.so.2"
+	LD_LIBRARY_PATH=$old ras_job_start 127.0.0.1 1 -n1 --gres=gpu:1 || return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 1
+	[ "$stderr" = "spank-nccl: step $RAS_JOB.0's NCCL is 2.23.4: RAS, which this asks, needs NCCL 2.24 or later" ] ||
+		sn_fail "NCCL 2.23 not said"
+	ras_job_stop
+	sn_plugstack_set ras=off
+	ras_job_start 127.0.0.1 1 -n1 --gres=gpu:1 || return 1
+	run --separate-stderr ras_status "$RAS_JOB"
+	sn_assert_status 1
+	[[ $stderr == "spank-nccl: NCCL's RAS is off in step $RAS_JOB.0 "* ]] ||
+		sn_fail "ras=off not said"
+	[ "$(grep -c 'spank-nccl: ' <<<"$stderr")" -le 3 ] || sn_fail "over 3 lines"
+}
+

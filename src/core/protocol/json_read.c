@@ -380,3 +380,25 @@ int sn_json_object(struct sn_json_reader *r, int depth,
 		return sn_json_expect(r, '}');
 	}
 }
+
+int sn_json_array(struct sn_json_reader *r, int depth,
+		  sn_json_element_fn each, void *ctx)
+{
+	if (depth >= SN_JSON_MAX_DEPTH)
+		return sn_json_fail(r, "nesting too deep");
+	if (sn_json_expect(r, '['))
+		return -1;
+	if (sn_json_peek(r) == ']') {
+		r->pos++;
+		return 0;
+	}
+	for (;;) {
+		if (each(r, depth + 1, ctx))
+			return -1;
+		if (sn_json_peek(r) == ',') {
+			r->pos++;
+			continue;
+		}
+		return sn_json_expect(r, ']');
+	}
+}

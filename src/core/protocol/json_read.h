@@ -48,4 +48,11 @@ typedef int (*sn_json_member_fn)(struct sn_json_reader *r, const char *key,
 int sn_json_object(struct sn_json_reader *r, int depth,
 		   sn_json_member_fn member, void *ctx);
 
+/* Calls EACH for every element of an array at DEPTH (each element is at
+ * DEPTH + 1); EACH reads the element and returns 0 or -1. */
+typedef int (*sn_json_element_fn)(struct sn_json_reader *r, int depth,
+				  void *ctx);
+int sn_json_array(struct sn_json_reader *r, int depth,
+		  sn_json_element_fn each, void *ctx);
+
 #endif

@@ -142,40 +142,33 @@ static int gpu_member(struct sn_json_reader *r, const char *key, int depth,
 	return sn_json_skip(r, depth + 1);
 }
 
+static int read_gpu(struct sn_json_reader *r, int depth, void *ctx)
+{
+	struct sn_warmup_result *out = ctx;
+	struct gpu_ctx g = { .out = out, .i = out->n_gpus };
+
+	if (out->n_gpus == SN_RESULT_MAX_GPUS) {
+		sn_error_set(r->err, "nccl-warmup result: more than %d GPUs",
+			     SN_RESULT_MAX_GPUS);
+		return -1;
+	}
+	out->gpus[g.i].nccl_mem_mib = -1;
+	if (sn_json_object(r, depth, gpu_member, &g))
+		return -1;
+	if (!(g.seen & SEEN_INDEX) || !(g.seen & SEEN_BUSID)) {
+		sn_error_set(r->err,
+			     "nccl-warmup result: gpus[%zu] lacks \"index\" or \"busid\"",
+			     g.i);
+		return -1;
+	}
+	out->n_gpus++;
+	return 0;
+}
+
 static int read_gpus(struct sn_json_reader *r, struct sn_warmup_result *out,
 		     int depth)
 {
-	if (sn_json_expect(r, '['))
-		return -1;
-	if (sn_json_peek(r) == ']') {
-		r->pos++;
-		return 0;
-	}
-	for (;;) {
-		struct gpu_ctx g = { .out = out, .i = out->n_gpus };
-
-		if (out->n_gpus == SN_RESULT_MAX_GPUS) {
-			sn_error_set(r->err,
-				     "nccl-warmup result: more than %d GPUs",
-				     SN_RESULT_MAX_GPUS);
-			return -1;
-		}
-		out->gpus[g.i].nccl_mem_mib = -1;
-		if (sn_json_object(r, depth + 1, gpu_member, &g))
-			return -1;
-		if (!(g.seen & SEEN_INDEX) || !(g.seen & SEEN_BUSID)) {
-			sn_error_set(r->err,
-				     "nccl-warmup result: gpus[%zu] lacks \"index\" or \"busid\"",
-				     g.i);
-			return -1;
-		}
-		out->n_gpus++;
-		if (sn_json_peek(r) == ',') {
-			r->pos++;
-			continue;
-		}
-		return sn_json_expect(r, ']');
-	}
+	return sn_json_array(r, depth, read_gpu, out);
 }
 
 static int timing_member(struct sn_json_reader *r, const char *key, int depth,
