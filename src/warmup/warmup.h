@@ -149,11 +149,13 @@ struct wu_fabric {
 	 */
 	int (*peer_failed)(struct wu_run *run);
 	void *coord;
-	/* The job's NCCL_DEBUG level (1 VERSION, 2 WARN, 3 all) when it
-	 * asked for NCCL's log on stdout, else 0: wu_fabric_tell_log
-	 * copies those lines of log_fd (NCCL's memfd) there at the end. */
+	/* The job's NCCL_DEBUG level (1 VERSION, 2 WARN, 3 all), else 0:
+	 * wu_fabric_tell_log copies those lines of log_fd (NCCL's memfd)
+	 * at the end to tell_file (the job's NCCL_DEBUG_FILE, %h and %p
+	 * expanded; "": stdout), where NCCL would have written them. */
 	int tell_level;
 	int log_fd;
+	char tell_file[4096];
 };
 
 struct wu_run {
@@ -262,7 +264,7 @@ __attribute__((noreturn)) void wu_report_and_exit(struct wu_run *run,
 
 /* fabric_run.c: mode fabric, after the node-local checks */
 int wu_fabric_run(struct wu_run *run, struct wu_cu *cu);
-/* The job's share of NCCL's log, on stdout (report.c, at the end). */
+/* The job's share of NCCL's log, where it asked (report.c, at the end). */
 void wu_fabric_tell_log(const struct wu_run *run);
 
 /* watchdog.c */

@@ -9,7 +9,8 @@
 # a real node fault (the node's fake GPUs, sn_node_fake: a root-owned
 # confirm_env= file the job cannot reach) is the node's every time, even
 # with the job's NCCL_* or forgeries; a passing step runs no confirmation;
-# forged passes of 400 fake GPUs leave the metrics as honest passes.
+# forged passes of 400 fake GPUs, health findings and phase timings
+# leave the metrics as honest passes.
 
 load common
 
@@ -171,7 +172,8 @@ print(json.loads(sys.stdin.read()).get(sys.argv[1]))' "$1"
 }
 
 # A forged result of N GPUs, each with its own fake UUID and bus ID, that
-# says the warmup passed, into $D/forged-N.json (readable by the user).
+# says the warmup passed, fast, with every GPU's ECC failing, into
+# $D/forged-N.json (readable by the user).
 forge_gpus() {
 	python3 - "$1" "$D/forged-$1.json" <<'P'
 import json, sys
@@ -182,20 +184,24 @@ gpus = [{"index": i, "busid": "0000:%02x:%02x.0" % (i // 32 + 0x60, i % 32),
 json.dump({"version": 1, "node": "n1", "mode": "comm", "status": "ok",
            "exit_code": 0, "fault": None, "message": "", "summary": "forged",
            "nccl_version": "9.99.9", "driver_version": "666.66.66",
-           "nccl_source": "system", "gpus": gpus}, open(sys.argv[2], "w"))
+           "nccl_source": "system", "gpus": gpus,
+           "health_status": "gpu_health",
+           "health_findings": "; ".join("GPU %d ecc: forged" % i for i in range(min(n, 40))),
+           "timings_ms": {"cuda_init": 1, "comm_init": 1, "teardown": 1}},
+          open(sys.argv[2], "w"))
 P
 	chmod 0755 "$D"
 	chmod 0644 "$D/forged-$1.json"
 }
 
-# The node's .prom without its comments, timestamps and histograms (the
-# root's timing and the job's phase timings: values that differ run to
-# run), nor the health gauge (the job's helper's findings, none here).
+# The node's .prom without its comments, timestamps and the root's
+# timing of the job's step (values that differ run to run); the phase
+# timings and health findings are compared: only trusted runs feed them.
 prom_facts() {
-	grep -vE '^#|_timestamp_seconds|_bucket|_sum|_count|_health_findings' "$PROM"
+	grep -vE '^#|_timestamp_seconds|^spank_nccl_warmup_duration_seconds_' "$PROM"
 }
 
-@test "trust: forged passes with 400 fake GPU UUIDs leave the node's metrics as honest passes; a real node fault after them is written and counted" {
+@test "trust: forged passes with 400 fake GPU UUIDs, findings and timings leave the node's metrics as honest passes; a real node fault after them is written and counted" {
 	local honest
 	user_step
 	sn_assert_status 0

@@ -479,16 +479,26 @@ own_msgs() {
 	done
 }
 
+# Fabric mode reads NCCL's log itself and appends the job's lines to its
+# file at the end, %h expanded as NCCL does (the node's hostname, n1 in
+# its own UTS namespace; the fake NCCL expands none).
 @test "warmup: the user's NCCL_DEBUG_FILE gets NCCL's log; none on the terminal" {
-	local f=$SN_CLUSTER_DIR/tmp/nccl-debug-$BATS_TEST_NUMBER
+	local mode file want f=$SN_CLUSTER_DIR/tmp/nccl-debug-$BATS_TEST_NUMBER
 	sn_require_file "$(sn_fake_dir junk)/libjunk.so" "junk preload not built (make check)"
-	rm -f "$f"
 	sn_fake_env ok
-	run --separate-stderr junk_srun comm,verbose ",NCCL_DEBUG_FILE=$f"
-	sn_assert_status 0
-	sn_assert_msg 'warmup ok on n1: 2 GPUs'
-	[ "$(sn_count_msgs "NCCL's log|NCCL INFO")" -eq 0 ] || sn_fail "NCCL's log on the terminal"
-	grep -q ' NCCL INFO ' "$f" || sn_fail "no NCCL log in $f"
+	for mode in comm fabric; do
+		file=$f-$mode want=$f-$mode
+		rm -f "$want"
+		[ "$mode" = comm ] || file=$file-%h want=$want-n1
+		[ "$mode" = comm ] || echo "the job's own line" >"$want"
+		run --separate-stderr junk_srun "$mode,verbose" ",NCCL_DEBUG_FILE=$file"
+		sn_assert_status 0
+		sn_assert_msg 'warmup ok on n1: 2 GPUs'
+		[ "$(sn_count_msgs "NCCL's log|NCCL INFO")" -eq 0 ] || sn_fail "$mode: NCCL's log on the terminal"
+		grep -q ' NCCL INFO ' "$want" || sn_fail "$mode: no NCCL log in $want"
+	done
+	# Appended to (O_APPEND), as the job's other processes may write there.
+	[ "$(head -n1 "$want")" = "the job's own line" ] || sn_fail "$want truncated"
 }
 
 @test "warmup: verbose on a step without GPUs says it was skipped and why, once" {

@@ -416,8 +416,10 @@ for mode in check comm bandwidth fabric container; do
 	esac
 done
 # Fabric mode shows the lines of the job's level only (WARN: none of the
-# fake's INFO lines), and none when the job named NCCL_DEBUG_FILE.
-for v in NCCL_DEBUG=WARN "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$tmp/nccl.log"; do
+# fake's INFO lines), and none when the job named NCCL_DEBUG_FILE: they
+# go there, %h and %p expanded as NCCL does, appended.
+echo "the job's own line" >"$tmp/nccl.$(hostname | cut -d. -f1).log"
+for v in NCCL_DEBUG=WARN "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$tmp/nccl.%h.log"; do
 	name="fabric-log-$v"
 	# shellcheck disable=SC2086
 	env $v "$helper" --node testnode --json --result-fd 3 --mode fabric \
@@ -427,6 +429,10 @@ for v in NCCL_DEBUG=WARN "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$tmp/nccl.log"; do
 	expect_rc 0
 	expect_no_json ' NCCL INFO '
 done
+log=$tmp/nccl.$(hostname | cut -d. -f1).log
+name=fabric-log-file
+[ "$(head -n1 "$log")" = "the job's own line" ] || fail "$log not appended to"
+grep -q ' NCCL INFO ' "$log" || fail "no NCCL INFO line in $log"
 # Without --result-fd, the JSON stays on stdout (by hand, and scripts).
 run result-fd-none -- --json --mode check
 expect_rc 0; ok_json

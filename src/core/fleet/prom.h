@@ -52,9 +52,10 @@ double sn_prom_state_get(const struct sn_prom_state *st, const char *key);
 /* Renders ST and the last record R; 0 if CAP is too small. */
 size_t sn_prom_render(const struct sn_prom_state *st,
 		      const struct sn_record *r, char *buf, size_t cap);
-struct sn_text;
-/* prom_health.c: the health checks' gauge of the last record R. */
-void sn_prom_render_health(struct sn_text *t, const struct sn_record *r);
+/* prom_health.c: the GPUs on which health check CHECK (enum
+ * sn_health_check) failed or warned in RES's findings. */
+unsigned int sn_prom_health_count(const struct sn_warmup_result *res,
+				  int check);
 /* The whole update for record R (lock, read, add, write, rename) of the
  * directory DIR_PATTERN names for R's node (sn_record_path). */
 int sn_prom_update(const char *dir_pattern, const struct sn_record *r,

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The GPU health checks in the node's .prom file (issue 24): per check,
- * how many of the last warmup's GPUs it failed or warned on, read from
- * the result's "health_findings" ("GPU N CHECK: detail; ...").  A gauge
- * of the last warmup only, so nothing is carried from the file before;
- * every check is written, zeros included, when the checks ran.  Apart
- * from prom.c so that the two change independently.
+ * how many GPUs it failed or warned on, read from a result's
+ * "health_findings" ("GPU N CHECK: detail; ...").  prom_state.c keeps
+ * the gauge, fed only by runs the job's user cannot reach (issue 30).
+ * Apart from it so that the two change independently.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -13,9 +12,6 @@
 
 #include "health.h"
 #include "prom.h"
-#include "textbuf.h"
-
-#define NAME "spank_nccl_warmup_last_health_findings"
 
 /* Findings of CHECK in TEXT: "GPU <digits> CHECK: " occurrences. */
 static unsigned int count_check(const char *text, const char *check)
@@ -37,16 +33,9 @@ static unsigned int count_check(const char *text, const char *check)
 	return n;
 }
 
-void sn_prom_render_health(struct sn_text *t, const struct sn_record *r)
+unsigned int sn_prom_health_count(const struct sn_warmup_result *res,
+				  int check)
 {
-	const struct sn_warmup_result *res = r->result;
-
-	if (!res || !res->health_status[0])
-		return;
-	sn_text_add(t, "# HELP " NAME " GPUs on which each health check failed or warned in the last warmup (NVML).\n# TYPE " NAME " gauge\n");
-	for (int c = 0; c < SN_HC_COUNT; c++)
-		sn_text_add(t, NAME "{check=\"%s\"} %u\n",
-			    sn_health_check_name((enum sn_health_check)c),
-			    count_check(res->health_findings,
-					sn_health_check_name((enum sn_health_check)c)));
+	return count_check(res->health_findings,
+			   sn_health_check_name((enum sn_health_check)check));
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health.h"
 #include "prom.h"
 #include "textbuf.h"
 
@@ -36,7 +37,7 @@ struct family {
 enum fam {
 	F_PASSES, F_FAILURES, F_CLASSES, F_DURATION, F_PHASE, F_LAST_SUCCESS,
 	F_LAST_TIME, F_BUSBW, F_BUSBW_BYTES, F_BUSBW_TIME, F_INFO, F_LAST_GPUS,
-	F_NCCL_MEM, F_COUNT
+	F_NCCL_MEM, F_HEALTH, F_COUNT
 };
 
 static const struct family families[F_COUNT] = {
@@ -49,7 +50,7 @@ static const struct family families[F_COUNT] = {
 	[F_DURATION] = { "duration_seconds", HISTOGRAM, "mode", true,
 		"How long NCCL warmups took, as the root side measured, by mode." },
 	[F_PHASE] = { "phase_duration_seconds", HISTOGRAM, "phase", true,
-		"How long each warmup phase took, as the helper measured." },
+		"How long each warmup phase took, in warmups the job's user cannot reach (Prolog, root confirmation)." },
 	[F_LAST_SUCCESS] = { "last_success", GAUGE, "mode,source", true,
 		"1 if the last NCCL warmup of this mode and source passed, 0 if it failed." },
 	[F_LAST_TIME] = { "last_timestamp_seconds", GAUGE, "mode,source", true,
@@ -66,6 +67,8 @@ static const struct family families[F_COUNT] = {
 		"GPUs the last warmup checked." },
 	[F_NCCL_MEM] = { "last_nccl_memory_bytes", GAUGE, "pci_bus_id,UUID", true,
 		"GPU memory NCCL took on each GPU, as last measured on it (labels as dcgm-exporter's)." },
+	[F_HEALTH] = { "last_health_findings", GAUGE, "check", true,
+		"GPUs on which each health check failed or warned (NVML), in the last warmup the job's user cannot reach that ran the checks." },
 };
 
 static const char *const modes[] = { "check", "comm", "bandwidth", "fabric" };
@@ -340,6 +343,11 @@ int sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 	if (isfinite(r->elapsed_ms) && r->elapsed_ms >= 0)
 		rc |= observe(st, F_DURATION, labels, duration_le,
 			      N_DURATION_LE, r->elapsed_ms / 1e3);
+	/*
+	 * The node's own facts (timings, health, _info, busbw, the per-GPU
+	 * series) only from a run its users cannot reach (issue 30).
+	 */
+	res = r->trusted;
 	for (int i = 0; res && i < SN_RESULT_PHASES; i++) {
 		if (!isfinite(res->phase_ms[i]) || res->phase_ms[i] < 0)
 			continue;
@@ -348,8 +356,6 @@ int sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 		rc |= observe(st, F_PHASE, labels, phase_le, N_PHASE_LE,
 			      res->phase_ms[i] / 1e3);
 	}
-	/* The node's own facts only from a run its users cannot reach. */
-	res = r->trusted;
 	/* A fabric warmup's busbw is the network's, not this node's GPUs'. */
 	if (res && res->busbw_gbps > 0 && isfinite(res->busbw_gbps) &&
 	    strcmp(r->mode, "fabric") != 0) {
@@ -360,6 +366,10 @@ int sn_prom_state_add(struct sn_prom_state *st, const struct sn_record *r)
 			rc |= put(st, false, (double)res->bytes,
 				  P "last_busbw_message_bytes");
 	}
+	for (int c = 0; res && res->health_status[0] && c < SN_HC_COUNT; c++)
+		rc |= put(st, false, sn_prom_health_count(res, c),
+			  P "last_health_findings{check=\"%s\"}",
+			  sn_health_check_name((enum sn_health_check)c));
 	rc |= update_info(st, res);
 	rc |= update_memory(st, res);
 	return rc ? -1 : 0;
@@ -517,6 +527,5 @@ size_t sn_prom_render(const struct sn_prom_state *st,
 					    families[f].kind == GAUGE ? 17 : 15,
 					    st->s[i].v);
 	}
-	sn_prom_render_health(&t, r);
 	return t.full ? 0 : t.len;
 }

@@ -24,6 +24,7 @@
  * environment (NCCL_COMM_ID, NCCL_DEBUG*) never reaches the job.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #include "fabric_coord.h"
 #include "failed_call.h"
 #include "nccl_loader.h"
+#include "textbuf.h"
 #include "warmup.h"
 
 /* What NCCL's log of one init can take; the transport is near its top. */
@@ -129,6 +131,32 @@ static int user_level(const char *level)
 }
 
 /*
+ * The job's NCCL_DEBUG_FILE as NCCL names it (src/debug.cc): %h the host
+ * name up to its first dot, %p the pid, %% a %, any other % as written.
+ */
+static void expand_file(const char *pattern, char *out, size_t cap)
+{
+	struct sn_text t = { out, cap, 0, false };
+	char host[256] = "";
+
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	out[0] = '\0';
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%' || !p[1])
+			sn_text_add(&t, "%c", *p);
+		else if (*++p == 'h')
+			sn_text_add(&t, "%s", host);
+		else if (*p == 'p')
+			sn_text_add(&t, "%d", (int)getpid());
+		else
+			sn_text_add(&t, "%s%c", *p == '%' ? "" : "%", *p);
+	}
+	if (t.full)
+		out[0] = '\0';
+}
+
+/*
  * NCCL's INFO log, for the transport it chose, into a memfd of this
  * process: NCCL fopen()s NCCL_DEBUG_FILE ("/proc/self/fd/N" reopens the
  * memfd) at its first log line and writes it line-buffered, so nothing
@@ -136,15 +164,16 @@ static int user_level(const char *level)
  * keeps it to the lines that say which network (src/init.cc "Using
  * network", src/plugin/net.cc "NET/Plugin: Loaded net plugin").  NCCL
  * reads NCCL_DEBUG at its first log call, after this.  A job that asked
- * for NCCL's log on stdout (NCCL_DEBUG, no NCCL_DEBUG_FILE: comm mode's
- * case) gets its lines there at the end (wu_fabric_tell_log): the memfd
- * then also takes its subsystems (else NCCL's default ones).
+ * for NCCL's log (NCCL_DEBUG) gets its lines at the end where NCCL would
+ * have written them (wu_fabric_tell_log): its NCCL_DEBUG_FILE above
+ * VERSION (as NCCL), else stdout; the memfd then also takes its
+ * subsystems (else NCCL's default ones).
  */
 static void log_to_memfd(struct wu_run *run, struct fabric_run *fr)
 {
 	const char *file = getenv("NCCL_DEBUG_FILE");
 	const char *subsys = getenv("NCCL_DEBUG_SUBSYS");
-	int level = file && *file ? 0 : user_level(getenv("NCCL_DEBUG"));
+	int level = user_level(getenv("NCCL_DEBUG"));
 	char path[64], subsystems[512] = "INIT,NET";
 
 	fr->log_fd = memfd_create("nccl-warmup-nccl-log", MFD_CLOEXEC);
@@ -160,6 +189,10 @@ static void log_to_memfd(struct wu_run *run, struct fabric_run *fr)
 	pthread_mutex_lock(&run->lock);
 	run->fabric.tell_level = level;
 	run->fabric.log_fd = fr->log_fd;
+	run->fabric.tell_file[0] = '\0';
+	if (level > 1 && file && *file)
+		expand_file(file, run->fabric.tell_file,
+			    sizeof(run->fabric.tell_file));
 	pthread_mutex_unlock(&run->lock);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fr->log_fd);
 	setenv("NCCL_DEBUG_FILE", path, 1);
@@ -167,45 +200,68 @@ static void log_to_memfd(struct wu_run *run, struct fabric_run *fr)
 	setenv("NCCL_DEBUG_SUBSYS", subsystems, 1);
 }
 
-/* The tail the plugin shows (20 lines) and then some. */
+/* What stdout takes: the tail the plugin shows (20 lines) and then some;
+ * a file takes it all, read this much at a time. */
 #define NCCL_LOG_TELL_MAX (64 * 1024)
 
-void wu_fabric_tell_log(const struct wu_run *run)
+/* The lines of LOG (LEN bytes, '\0' after) at LEVEL, onto OUT. */
+static void tell_lines(FILE *out, int level, char *log, size_t len)
 {
-	int level = run->fabric.tell_level;
-	char *log, *line, *end;
-	struct stat st;
-	off_t size;
-	ssize_t n;
+	char *line = log, *end = log + len;
 
-	if (!level || fstat(run->fabric.log_fd, &st) < 0 || st.st_size <= 0)
-		return;
-	size = st.st_size;
-	log = malloc(NCCL_LOG_TELL_MAX + 1);
-	if (!log)
-		return;
-	n = pread(run->fabric.log_fd, log, NCCL_LOG_TELL_MAX,
-		  size > NCCL_LOG_TELL_MAX ? size - NCCL_LOG_TELL_MAX : 0);
-	end = log + (n > 0 ? n : 0);
-	*end = '\0';
-	line = log;
-	/* A cut first line is not NCCL's. */
-	if (size > NCCL_LOG_TELL_MAX) {
-		line = memchr(log, '\n', (size_t)(end - log));
-		line = line ? line + 1 : end;
-	}
 	while (line < end) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
-		size_t len = (size_t)((nl ? nl + 1 : end) - line);
+		size_t n = (size_t)((nl ? nl + 1 : end) - line);
 
 		*(nl ? nl : end) = '\0';
 		/* At WARN or VERSION NCCL writes no INFO lines. */
 		if (level == 3 || strstr(line, "NCCL version") ||
 		    (level == 2 && strstr(line, " NCCL WARN ")))
-			printf("%s\n", line);
-		line += len;
+			fprintf(out, "%s\n", line);
+		line += n;
+	}
+}
+
+void wu_fabric_tell_log(const struct wu_run *run)
+{
+	int level = run->fabric.tell_level, fd = -1;
+	FILE *out = stdout;
+	char *log;
+	struct stat st;
+	off_t off = 0, size;
+	ssize_t n;
+
+	if (!level || fstat(run->fabric.log_fd, &st) < 0 || st.st_size <= 0)
+		return;
+	size = st.st_size;
+	/* As the job's NCCL: its file if it opens, else stdout. */
+	if (run->fabric.tell_file[0])
+		fd = open(run->fabric.tell_file, O_WRONLY | O_CREAT | O_APPEND |
+			  O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd >= 0 && !(out = fdopen(fd, "a"))) {
+		close(fd);
+		out = stdout;
+	}
+	log = malloc(NCCL_LOG_TELL_MAX + 1);
+	if (out == stdout && size > NCCL_LOG_TELL_MAX)
+		off = size - NCCL_LOG_TELL_MAX;
+	while (log && off < size &&
+	       (n = pread(run->fabric.log_fd, log, NCCL_LOG_TELL_MAX, off)) > 0) {
+		char *from = log, *to = log + n, *nl;
+
+		/* A cut first line is not NCCL's. */
+		if (out == stdout && off > 0 && off == size - NCCL_LOG_TELL_MAX)
+			from = (nl = memchr(log, '\n', (size_t)n)) ? nl + 1 : to;
+		/* A line across reads: the next read starts with it. */
+		if (off + n < size && (nl = memrchr(log, '\n', (size_t)n)))
+			to = nl + 1;
+		off += to - log;
+		*to = '\0';
+		tell_lines(out, level, from, (size_t)(to - from));
 	}
 	free(log);
+	if (out != stdout)
+		fclose(out);
 }
 
 /* The network NCCL chose into run->transport ("" if its log says not). */
