@@ -13,6 +13,7 @@
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"
+#include "step_tell.h"
 #include "strutil.h"
 #include "helper_protocol.h"
 #include "warmup_result.h"
