@@ -3,12 +3,14 @@
  * slurmstepd, user_init: runs nccl-warmup once on this node, as the job
  * user, over the step's GPUs, and turns its result into one message.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fault.h"
+#include "helper_args.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
@@ -49,6 +51,7 @@ struct step_warmup {
 	char job_id[16], step_id[16], node_index[16], nodes[16];
 	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
 	char ports[16];
+	struct sn_argv args;	/* the helper's command line */
 };
 
 /*
@@ -107,55 +110,40 @@ static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
 	return 0;
 }
 
-/*
- * GB/s as plain decimal: the helper's parser (sn_parse_busbw) refuses an
- * exponent, which "%g" writes below 1e-4.  Trailing zeros trimmed.
- */
-static void format_gbps(char *buf, size_t len, double gbps)
-{
-	size_t n;
-
-	snprintf(buf, len, "%.6f", gbps);
-	n = strlen(buf);
-	while (n > 1 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 1 && buf[n - 1] == '.')
-		buf[--n] = '\0';
-}
-
-/* Appends "--NAME VALUE" to ARGV at *ARGC. */
-static void add_opt(char **argv, int *argc, const char *name,
-		    const char *value)
-{
-	argv[(*argc)++] = (char *)name;
-	argv[(*argc)++] = (char *)value;
-}
-
 static void add_fabric_args(const struct sn_plugin *p,
-			    struct step_warmup *run, char **argv, int *argc)
+			    const struct step_warmup *run, struct sn_argv *a)
 {
-	add_opt(argv, argc, "--" SN_HELPER_OPT_JOB_ID, run->job_id);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_STEP_ID, run->step_id);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_NODE_INDEX, run->node_index);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_NODES, run->nodes);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_NODELIST, run->nodelist);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
-		sn_transport_policy_name(p->cfg.fabric_refuse_socket));
-	if (p->cfg.fabric_munge_socket[0])
-		add_opt(argv, argc, "--" SN_HELPER_OPT_MUNGE_SOCKET,
-			p->cfg.fabric_munge_socket);
+	const struct sn_config *cfg = &p->cfg;
+	char floor[32];
+
+	sn_argv_opt(a, "--" SN_HELPER_OPT_JOB_ID, run->job_id);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_STEP_ID, run->step_id);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_NODE_INDEX, run->node_index);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_NODES, run->nodes);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_NODELIST, run->nodelist);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
+		    sn_transport_policy_name(cfg->fabric_refuse_socket));
+	if (cfg->fabric_munge_socket[0])
+		sn_argv_opt(a, "--" SN_HELPER_OPT_MUNGE_SOCKET,
+			    cfg->fabric_munge_socket);
+	/* The floor of a fabric warmup is the inter-node one, timed over
+	 * the communicator across the nodes. */
+	if (cfg->fabric_min_busbw_gbps > 0) {
+		sn_format_gbps(floor, sizeof(floor), cfg->fabric_min_busbw_gbps);
+		sn_argv_add(a, "--" SN_HELPER_OPT_BYTES);
+		sn_argv_addf(a, "%lu", cfg->warmup_bytes);
+		sn_argv_add(a, "--" SN_HELPER_OPT_MIN_BUSBW);
+		sn_argv_addf(a, "%s", floor);
+	}
 }
 
+/* The job's helper into run->outcome; -1 if it could not be started. */
 static int run_helper(struct sn_plugin *p, spank_t sp,
 		      const struct sn_job_ids *ids, struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
-	char timeout[16], bytes[32], floor[32], container_pid[16], root_fd[16];
-	char result_fd[16];
-	char health[SN_HEALTH_SPEC_MAX], busy_mib[24];
-	char *argv[48];
-	int argc = 0;
+	struct sn_argv *args = &run->args;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
 		/* task_init (a container step) already runs as the user. */
@@ -174,74 +162,32 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 	spec.result_fd = p->container_pid > 0 &&
 			 p->container_root_fd == SN_HELPER_RESULT_FD ?
 			 SN_HELPER_RESULT_FD + 1 : SN_HELPER_RESULT_FD;
-	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
-	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
-	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
-	format_gbps(floor, sizeof(floor), cfg->warmup_min_busbw_gbps);
-	argv[argc++] = (char *)cfg->warmup_helper;
-	argv[argc++] = "--" SN_HELPER_OPT_MODE;
-	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
-	argv[argc++] = "--" SN_HELPER_OPT_TIMEOUT;
-	argv[argc++] = timeout;
-	argv[argc++] = "--" SN_HELPER_OPT_NODE;
-	argv[argc++] = run->node;
-	argv[argc++] = "--" SN_HELPER_OPT_JSON;
-	argv[argc++] = "--" SN_HELPER_OPT_RESULT_FD;
-	argv[argc++] = result_fd;
-	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
-	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
-	/* The NCCL search order (LD_PRELOAD first) is the helper's; these
-	 * are the step's and the site's places in it. */
-	if (p->warmup_req.nccl[0]) {
-		argv[argc++] = "--" SN_HELPER_OPT_NCCL;
-		argv[argc++] = p->warmup_req.nccl;
-	}
-	if (cfg->warmup_nccl[0]) {
-		argv[argc++] = "--" SN_HELPER_OPT_NCCL_DEFAULT;
-		argv[argc++] = (char *)cfg->warmup_nccl;
-	}
+	sn_argv_init(args);
+	sn_helper_args_common(args, cfg, run->mode, run->node, spec.result_fd);
+	/* The NCCL search order (LD_PRELOAD first) is the helper's; this
+	 * is the step's place in it (the site's: --nccl-default). */
+	if (p->warmup_req.nccl[0])
+		sn_argv_opt(args, "--" SN_HELPER_OPT_NCCL, p->warmup_req.nccl);
 	if (p->container_pid > 0) {
-		snprintf(container_pid, sizeof(container_pid), "%d",
-			 (int)p->container_pid);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_PID,
-			container_pid);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
-			p->container_image);
+		sn_argv_add(args, "--" SN_HELPER_OPT_CONTAINER_PID);
+		sn_argv_addf(args, "%d", (int)p->container_pid);
+		sn_argv_opt(args, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
+			    p->container_image);
 	}
 	if (p->container_pid > 0 && p->container_root_fd > 2) {
-		snprintf(root_fd, sizeof(root_fd), "%d", p->container_root_fd);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_ROOT_FD,
-			root_fd);
+		sn_argv_add(args, "--" SN_HELPER_OPT_CONTAINER_ROOT_FD);
+		sn_argv_addf(args, "%d", p->container_root_fd);
 		spec.pass_fd = p->container_root_fd;
 	}
-	if (cfg->health_given) {
-		sn_health_policy_format(&cfg->health, health, sizeof(health));
-		snprintf(busy_mib, sizeof(busy_mib), "%llu",
-			 cfg->health.busy_mib);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_HEALTH, health);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_HEALTH_BUSY_MIB,
-			busy_mib);
+	if (run->mode == SN_WARMUP_MODE_FABRIC)
+		add_fabric_args(p, run, args);
+	if (args->full) {
+		/* As a helper that could not start: the node's install. */
+		run->outcome.failed_stage = SN_HELPER_STAGE_SETUP;
+		run->outcome.failed_errno = E2BIG;
+		return -1;
 	}
-	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
-		argv[argc++] = "--" SN_HELPER_OPT_BYTES;
-		argv[argc++] = bytes;
-		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
-		argv[argc++] = floor;
-	}
-	if (run->mode == SN_WARMUP_MODE_FABRIC) {
-		add_fabric_args(p, run, argv, &argc);
-		/* The floor of a fabric warmup is the inter-node one, timed
-		 * over the communicator across the nodes. */
-		if (cfg->fabric_min_busbw_gbps > 0) {
-			format_gbps(floor, sizeof(floor),
-				    cfg->fabric_min_busbw_gbps);
-			add_opt(argv, &argc, "--" SN_HELPER_OPT_BYTES, bytes);
-			add_opt(argv, &argc, "--" SN_HELPER_OPT_MIN_BUSBW,
-				floor);
-		}
-	}
-	argv[argc] = NULL;
-	spec.argv = argv;
+	spec.argv = args->argv;
 	/* The job's own environment: its LD_LIBRARY_PATH/LD_PRELOAD pick the
 	 * NCCL the job will use, and the profile's NCCL_* are already in. */
 	spec.envp = p->helper_env ? p->helper_env : sn_spank_job_env(sp);
