@@ -36,8 +36,12 @@
 #define SN_CONFIRMED_ENVIRONMENT_HINT \
 	"this node passed a clean check as root: see the other nodes' messages"
 
-/* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
+/*
+ * One node's warmup in slurmstepd (the helper's own state: struct
+ * wu_run), handed from stage to stage of sn_step_warmup.
+ */
 struct step_warmup {
+	const struct sn_job_ids *ids;
 	char node[256];
 	char gpus[512];		/* CUDA_VISIBLE_DEVICES of the step */
 	enum sn_warmup_mode mode;
@@ -52,6 +56,11 @@ struct step_warmup {
 	char nodelist[4096];	/* SLURM_STEP_NODELIST, compressed */
 	char ports[16];
 	struct sn_argv args;	/* the helper's command line */
+	bool ran;		/* the helper was run (or could not start) */
+	bool ok;
+	/* A privilege, reuse or record error: the step's tasks fail. */
+	bool failed;
+	char message[2048];	/* a failure, the user's three lines */
 };
 
 /*
@@ -82,12 +91,12 @@ static bool step_has_gpus(const char *cuda_visible_devices)
  * set by srun for every step).  A batch script runs on the job's first
  * node alone and has no step node list: like any one-node step, it is
  * the node by itself (the helper then equals comm).  -1 with MESSAGE
- * when a step of several nodes lacks its node list.
+ * (run->message) when a step of several nodes lacks its node list.
  */
 static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
-			  const struct sn_job_ids *ids, struct step_warmup *run,
-			  char *message, size_t len)
+			  struct step_warmup *run)
 {
+	const struct sn_job_ids *ids = run->ids;
 	const struct sn_port_range *ports = &p->cfg.fabric_ports;
 	bool alone = ids->nnodes <= 1 || ids->step_id == SLURM_BATCH_SCRIPT;
 
@@ -96,7 +105,7 @@ static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
 	} else if (sn_spank_getenv(sp, "SLURM_STEP_NODELIST", run->nodelist,
 				   sizeof(run->nodelist)) != 1 ||
 		   !run->nodelist[0]) {
-		snprintf(message, len,
+		snprintf(run->message, sizeof(run->message),
 			 "warmup failed on node %s (GPUs %s): the fabric warmup of a step of %u nodes needs the step's node list, but the job environment has no SLURM_STEP_NODELIST; launch the step with srun (which sets it) or use --nccl-warmup=comm",
 			 run->node, run->gpus, ids->nnodes);
 		return -1;
@@ -140,9 +149,10 @@ static void add_fabric_args(const struct sn_plugin *p,
 
 /* The job's helper into run->outcome; -1 if it could not be started. */
 static int run_helper(struct sn_plugin *p, spank_t sp,
-		      const struct sn_job_ids *ids, struct step_warmup *run)
+		      struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
+	const struct sn_job_ids *ids = run->ids;
 	struct sn_argv *args = &run->args;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -338,96 +348,79 @@ static void tell_nccl_log(struct sn_plugin *p, spank_t sp,
 	sn_step_tell_lines(p, lines);
 }
 
-/* The fleet record of this run (step_record.c). */
-static int record_warmup(const struct sn_plugin *p,
-			 const struct sn_job_ids *ids,
-			 const struct step_warmup *run, bool ok,
-			 const char *message)
+/*
+ * Decide: the mode (the step's word, else warmup_mode=), this node and
+ * its GPUs.  false: nothing to run (off; no GPUs, said under verbose).
+ */
+static bool decide(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
 {
-	struct sn_warmup_facts f = {
-		.node = run->node,
-		.gpus = run->gpus,
-		.mode = run->mode,
-		.outcome = &run->outcome,
-		.result = run->have_result ? &run->result : NULL,
-		.ok = ok,
-		.fault = run->fault,
-		.trusted = run->confirm.have_result ? &run->confirm.result :
-			   NULL,
-		/* The helper's own words when it said what failed (the
-		 * record escapes them), else the plugin's description. */
-		.message = ok ? NULL :
-			   run->have_result && run->result.message[0] ?
-			   run->result.message : message,
-	};
-
-	return sn_step_record(p, ids, &f);
-}
-
-int sn_step_warmup(struct sn_plugin *p, spank_t sp,
-		   const struct sn_job_ids *ids)
-{
-	struct sn_helper_outcome *res;
-	struct step_warmup *run;
-	struct sn_error err;
-	char message[2048], record_line[2048];
-	bool ok;
-	int rc = 0;
-
-	run = calloc(1, sizeof(*run));
-	if (!run) {
-		sn_log_error("warmup: out of memory");
-		return -1;
-	}
 	run->mode = p->warmup_req.mode == SN_WARMUP_MODE_UNSET ?
 		    p->cfg.warmup_mode : p->warmup_req.mode;
 	if (run->mode == SN_WARMUP_MODE_OFF)
-		goto out;
+		return false;
 	node_name(run->node, sizeof(run->node));
 	if (sn_spank_getenv(sp, "CUDA_VISIBLE_DEVICES", run->gpus,
-			    sizeof(run->gpus)) != 1 ||
-	    !step_has_gpus(run->gpus)) {
-		sn_log_info("job %u step %u on %s: no GPUs in this step, warmup skipped",
-			    ids->job_id, ids->step_id, run->node);
-		/* verbose: the one line saying why nothing ran (the step
-		 * runs); CUDA_VISIBLE_DEVICES unset, empty or NoDevFiles. */
-		if (p->warmup_req.verbose) {
-			snprintf(message, sizeof(message),
-				 "warmup skipped on node %s: the step has no GPUs there (none requested with --gres=gpu:N or --gpus)",
-				 run->node);
-			sn_step_tell(p, false, message);
-		}
-		goto out;
+			    sizeof(run->gpus)) == 1 && step_has_gpus(run->gpus))
+		return true;
+	sn_log_info("job %u step %u on %s: no GPUs in this step, warmup skipped",
+		    run->ids->job_id, run->ids->step_id, run->node);
+	/* verbose: the one line saying why nothing ran (the step runs);
+	 * CUDA_VISIBLE_DEVICES unset, empty or NoDevFiles. */
+	if (p->warmup_req.verbose) {
+		snprintf(run->message, sizeof(run->message),
+			 "warmup skipped on node %s: the step has no GPUs there (none requested with --gres=gpu:N or --gpus)",
+			 run->node);
+		sn_step_tell(p, false, run->message);
 	}
+	return false;
+}
 
-	/* A container's NCCL is the step's own (its image): never reused. */
-	rc = p->container_pid > 0 ? 0 :
-	     sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
-	if (rc > 0) {
-		/* Reused: the fleet record says so; nothing ran. */
-		struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
-					     .mode = run->mode,
-					     .outcome = &run->outcome,
-					     .ok = true, .reused = true };
+/*
+ * Reuse: 1 when an earlier pass covers this step (its fleet record says
+ * so; nothing runs), 0 to run, -1 on a privilege error.  A container's
+ * NCCL is the step's own (its image): never reused.
+ */
+static int reuse(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
+{
+	struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
+				     .mode = run->mode,
+				     .outcome = &run->outcome,
+				     .ok = true, .reused = true };
+	int rc;
 
-		run->outcome.exited = true;
-		rc = sn_step_record(p, ids, &f);
-		goto out;
-	}
-	if (rc < 0)
-		goto out;	/* euid not restored */
+	if (p->container_pid > 0)
+		return 0;
+	rc = sn_step_reuse_lookup(p, sp, run->ids, run->node, run->gpus,
+				  run->mode);
+	if (rc <= 0)
+		return rc;
+	run->outcome.exited = true;
+	if (sn_step_record(p, run->ids, &f) < 0)
+		run->failed = true;
+	return 1;
+}
+
+/*
+ * Run: the helper as the job user, its result parsed; or, for a fabric
+ * step that cannot find its nodes, the job's failure without a run.
+ */
+static void run_warmup(struct sn_plugin *p, spank_t sp,
+		       struct step_warmup *run)
+{
+	struct sn_helper_outcome *res = &run->outcome;
+	struct sn_error err;
 
 	if (run->mode == SN_WARMUP_MODE_FABRIC &&
-	    fabric_prepare(p, sp, ids, run, message, sizeof(message)) < 0) {
-		sn_str_printable(message, sizeof(message), message);
-		run->outcome.exited = true;
-		run->outcome.exit_code = SN_WARMUP_USAGE;
+	    fabric_prepare(p, sp, run) < 0) {
+		sn_str_printable(run->message, sizeof(run->message),
+				 run->message);
+		res->exited = true;
+		res->exit_code = SN_WARMUP_USAGE;
 		run->fault = SN_FAULT_JOB;
-		ok = false;
-		goto failed;
+		return;
 	}
-	run_helper(p, sp, ids, run);
-	res = &run->outcome;
+	run->ran = true;
+	run_helper(p, sp, run);
 	if (res->result_len &&
 	    sn_warmup_result_parse(res->result, res->result_len, &run->result,
 				   &err) == 0)
@@ -441,67 +434,132 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	sn_str_printable(res->result, sizeof(res->result), res->result);
 	sn_str_printable(run->result.summary, sizeof(run->result.summary),
 			 run->result.summary);
-	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
-	     !run->outcome.timed_out && run->outcome.exited &&
-	     run->outcome.exit_code == SN_WARMUP_OK;
+	run->ok = res->failed_stage == SN_HELPER_STAGE_NONE &&
+		  !res->timed_out && res->exited &&
+		  res->exit_code == SN_WARMUP_OK;
+}
 
-	/*
-	 * peer_failed, fabric_setup: nothing wrong with this node's GPUs or
-	 * NCCL was found, its earlier passes stay usable.
-	 */
+/*
+ * Classify a run: its reuse record kept or forgotten, its line in
+ * slurmd's log, and for a failure whose fault it is (the root
+ * confirmation, step_confirm.c) and the user's three lines.
+ */
+static void classify(struct sn_plugin *p, spank_t sp,
+		     struct step_warmup *run)
+{
+	const struct sn_helper_outcome *res = &run->outcome;
+	const struct sn_job_ids *ids = run->ids;
+
+	if (!run->ran)
+		return;
+	/* peer_failed, fabric_setup: nothing wrong with this node's GPUs
+	 * or NCCL was found, its earlier passes stay usable. */
 	if (p->container_pid <= 0 &&
-	    !(run->outcome.exited &&
-	      (run->outcome.exit_code == SN_WARMUP_PEER_FAILED ||
-	       run->outcome.exit_code == SN_WARMUP_FABRIC_SETUP)) &&
-	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
-				run->outcome.elapsed_ms) < 0)
-		rc = -1;
-
-	/* Every run is logged to slurmd's log, with the helper's facts. */
+	    !(res->exited && (res->exit_code == SN_WARMUP_PEER_FAILED ||
+			      res->exit_code == SN_WARMUP_FABRIC_SETUP)) &&
+	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode,
+				run->ok, res->elapsed_ms) < 0)
+		run->failed = true;
 	sn_step_log_result(p, "job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
 			   ids->job_id, ids->step_id, run->node,
-			   ok ? "passed" : "failed", run->outcome.elapsed_ms,
+			   run->ok ? "passed" : "failed", res->elapsed_ms,
 			   run->have_result ? res->result : "(no result)");
+	if (run->ok)
+		return;
+	run->fault = sn_step_blame(p, run->node, run->gpus, run->mode, res,
+				   run->have_result ? &run->result : NULL,
+				   &run->confirm);
+	if (run->confirm.leave_failed)
+		run->failed = true;
+	describe_failure(p, sp, run, run->message, sizeof(run->message));
+}
 
-	message[0] = '\0';
-	if (!ok) {
-		run->fault = sn_step_blame(p, run->node, run->gpus, run->mode,
-					   &run->outcome, run->have_result ?
-					   &run->result : NULL, &run->confirm);
-		if (run->confirm.leave_failed)
-			rc = -1;
-		describe_failure(p, sp, run, message, sizeof(message));
-	}
-failed:
+/* Record: the fleet record of this run (step_record.c). */
+static void record(const struct sn_plugin *p, struct step_warmup *run)
+{
+	char line[sizeof(run->message)];
+	struct sn_warmup_facts f = {
+		.node = run->node,
+		.gpus = run->gpus,
+		.mode = run->mode,
+		.outcome = &run->outcome,
+		.result = run->have_result ? &run->result : NULL,
+		.ok = run->ok,
+		.fault = run->fault,
+		.trusted = run->confirm.have_result ? &run->confirm.result :
+			   NULL,
+		/* The helper's own words when it said what failed (the
+		 * record escapes them), else the plugin's description. */
+		.message = run->ok ? NULL :
+			   run->have_result && run->result.message[0] ?
+			   run->result.message : line,
+	};
+
 	/* The record holds one line. */
-	snprintf(record_line, sizeof(record_line), "%s", message);
-	for (char *nl = strchr(record_line, '\n'); nl; nl = strchr(nl, '\n'))
+	snprintf(line, sizeof(line), "%s", run->message);
+	for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
 		*nl = ' ';
-	if (record_warmup(p, ids, run, ok, record_line) < 0)
-		rc = -1;
-	if (ok) {
+	if (sn_step_record(p, run->ids, &f) < 0)
+		run->failed = true;
+}
+
+/*
+ * Tell the user: a pass only with verbose (or a health warning); a
+ * failure always, with NCCL's log.  -1 fails the step's tasks.
+ */
+static int tell(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
+{
+	if (run->ok && run->failed)
+		return -1;
+	if (run->ok) {
 		/* A health check at warn: said to the user, step runs. */
-		if (rc == 0 && run->have_result &&
+		if (run->have_result &&
 		    strstr(run->result.summary, SN_SUMMARY_WARNING))
 			sn_step_tell(p, false, run->result.summary);
-		else if (rc == 0 && p->warmup_req.verbose)
+		else if (p->warmup_req.verbose)
 			sn_step_tell(p, false, run->have_result &&
 				     run->result.summary[0] ?
 				     run->result.summary : "warmup ok");
-		if (rc == 0 && p->warmup_req.verbose)
+		if (p->warmup_req.verbose)
 			tell_nccl_log(p, sp, run);
-		goto out;
+		return 0;
 	}
-	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
-		strncat(message, " (warmup_policy=warn: the step runs anyway)",
-			sizeof(message) - strlen(message) - 1);
-		sn_step_tell(p, true, message);
-	} else {
-		sn_step_tell(p, true, message);
-		rc = -1;
-	}
+	if (p->cfg.warmup_policy == SN_POLICY_WARN)
+		strncat(run->message, " (warmup_policy=warn: the step runs anyway)",
+			sizeof(run->message) - strlen(run->message) - 1);
+	sn_step_tell(p, true, run->message);
 	tell_nccl_log(p, sp, run);
-out:
+	return run->failed || p->cfg.warmup_policy != SN_POLICY_WARN ? -1 : 0;
+}
+
+/* decide -> reuse -> run -> classify -> record -> tell. */
+static int warm(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
+{
+	int reused;
+
+	if (!decide(p, sp, run))
+		return 0;
+	reused = reuse(p, sp, run);
+	if (reused != 0)
+		return reused < 0 || run->failed ? -1 : 0;
+	run_warmup(p, sp, run);
+	classify(p, sp, run);
+	record(p, run);
+	return tell(p, sp, run);
+}
+
+int sn_step_warmup(struct sn_plugin *p, spank_t sp,
+		   const struct sn_job_ids *ids)
+{
+	struct step_warmup *run = calloc(1, sizeof(*run));
+	int rc;
+
+	if (!run) {
+		sn_log_error("warmup: out of memory");
+		return -1;
+	}
+	run->ids = ids;
+	rc = warm(p, sp, run);
 	free(run);
 	return rc;
 }
