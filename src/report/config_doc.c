@@ -30,16 +30,19 @@ static char list_buf[FILE_MAX], file_buf[FILE_MAX], want_buf[FILE_MAX];
 static void man_text(struct sn_text *t, const char *s)
 {
 	bool lit = false;
+	char prev = '\0';
 
-	for (; *s; s++) {
+	for (; *s; prev = *s++) {
 		if (*s == '`') {
 			sn_text_add(t, "%s", lit ? "\\fR" : "\\fB");
 			lit = !lit;
 		} else if (*s == '\\') {
 			sn_text_add(t, "\\e");
-		} else if (*s == '-' && (lit || s[1] == '-')) {
+		} else if (*s == '-' && (lit || s[1] == '-' || prev == '-')) {
 			sn_text_add(t, "\\-");
-		} else if (*s == ' ' && s[-1] == '.' && !lit && s[1] != '.') {
+		} else if (*s == ' ' && prev == '.' && !lit && s[1] != '.' &&
+			   s[1] != '\'') {
+			/* a sentence a line; no line starts a request */
 			sn_text_add(t, "\n");
 		} else {
 			sn_text_add(t, "%c", *s);
