@@ -102,16 +102,6 @@ bool sn_step_container_user_init(struct sn_plugin *p, spank_t sp,
 				 const struct sn_job_ids *ids);
 int sn_step_container_task_init(struct sn_plugin *p, spank_t sp);
 void sn_step_container_fini(struct sn_plugin *p);
-/* The warmup's line for the user: logged, or (in the container warmup's
- * agent) handed to the task that prints it.  ERROR: an error line. */
-void sn_step_tell(struct sn_plugin *p, bool error, const char *line);
-/* Then several lines ("\n"-separated), each its own message to the user. */
-void sn_step_tell_lines(struct sn_plugin *p, const char *lines);
-/* The warmup's line for slurmd's log: logged, or (in the agent, whose
- * descriptors are closed) handed to the task that logs it. */
-void sn_step_log_result(struct sn_plugin *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 struct sn_job_ids;
 int sn_step_apply_profiles(struct sn_plugin *p, spank_t sp,
 			   const struct sn_job_ids *ids);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helper_args.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "privilege.h"
@@ -115,30 +116,17 @@ static int build_env(const struct sn_config *cfg, const char *gpus,
 	return 0;
 }
 
-static void format_gbps(char *buf, size_t len, double gbps)
-{
-	size_t n;
-
-	snprintf(buf, len, "%.6f", gbps);
-	n = strlen(buf);
-	while (n > 1 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 1 && buf[n - 1] == '.')
-		buf[--n] = '\0';
-}
-
 /* Runs the clean check into C; -1 if it could not be run at all. */
 static int run_confirm(const struct sn_plugin *p, const char *node,
 		       const char *gpus, enum sn_warmup_mode mode,
 		       struct sn_step_confirm *c)
 {
 	const struct sn_config *cfg = &p->cfg;
-	char timeout[16], bytes[32], floor[32], health[SN_HEALTH_SPEC_MAX];
-	char busy_mib[24], visible[600];
-	char *argv[32], *envp[CONFIRM_ENV_MAX_VARS + 3];
+	char visible[600];
+	char *envp[CONFIRM_ENV_MAX_VARS + 3];
 	char *text;
-	int argc = 0, rc;
-	char result_fd[16];
+	int rc;
+	struct sn_argv args;
 	struct sn_error err;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
@@ -153,6 +141,15 @@ static int run_confirm(const struct sn_plugin *p, const char *node,
 		.kill_grace_ms = SN_WARMUP_KILL_GRACE_MS,
 	};
 
+	/* The step's mode on this node alone: a fabric step's is comm. */
+	sn_argv_init(&args);
+	sn_helper_args_common(&args, cfg, mode == SN_WARMUP_MODE_FABRIC ?
+			      SN_WARMUP_MODE_COMM : mode, node, spec.result_fd);
+	if (args.full) {
+		sn_log_error("confirmation of a failed warmup on %s not run: its command line is over %d words or %d bytes; no node is blamed",
+			     node, SN_ARGV_MAX, SN_ARGV_TEXT_MAX);
+		return -1;
+	}
 	text = malloc(CONFIRM_ENV_MAX_BYTES);
 	if (!text)
 		return -1;
@@ -163,46 +160,7 @@ static int run_confirm(const struct sn_plugin *p, const char *node,
 		free(text);
 		return -1;
 	}
-	/* The step's mode on this node alone: a fabric step's is comm. */
-	if (mode == SN_WARMUP_MODE_FABRIC)
-		mode = SN_WARMUP_MODE_COMM;
-	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
-	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
-	argv[argc++] = (char *)cfg->warmup_helper;
-	argv[argc++] = "--" SN_HELPER_OPT_MODE;
-	argv[argc++] = (char *)sn_warmup_mode_name(mode);
-	argv[argc++] = "--" SN_HELPER_OPT_TIMEOUT;
-	argv[argc++] = timeout;
-	argv[argc++] = "--" SN_HELPER_OPT_NODE;
-	argv[argc++] = (char *)node;
-	argv[argc++] = "--" SN_HELPER_OPT_JSON;
-	argv[argc++] = "--" SN_HELPER_OPT_RESULT_FD;
-	argv[argc++] = result_fd;
-	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
-	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
-	if (cfg->warmup_nccl[0]) {
-		argv[argc++] = "--" SN_HELPER_OPT_NCCL_DEFAULT;
-		argv[argc++] = (char *)cfg->warmup_nccl;
-	}
-	if (cfg->health_given) {
-		sn_health_policy_format(&cfg->health, health, sizeof(health));
-		snprintf(busy_mib, sizeof(busy_mib), "%llu",
-			 cfg->health.busy_mib);
-		argv[argc++] = "--" SN_HELPER_OPT_HEALTH;
-		argv[argc++] = health;
-		argv[argc++] = "--" SN_HELPER_OPT_HEALTH_BUSY_MIB;
-		argv[argc++] = busy_mib;
-	}
-	if (mode == SN_WARMUP_MODE_BANDWIDTH) {
-		snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
-		format_gbps(floor, sizeof(floor), cfg->warmup_min_busbw_gbps);
-		argv[argc++] = "--" SN_HELPER_OPT_BYTES;
-		argv[argc++] = bytes;
-		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
-		argv[argc++] = floor;
-	}
-	argv[argc] = NULL;
-	spec.argv = argv;
+	spec.argv = args.argv;
 	spec.envp = envp;
 	rc = sn_helper_run(&spec, &c->outcome);
 	free(text);

@@ -37,7 +37,6 @@
  * end): it never outlives the step.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -54,25 +53,10 @@
 #include "plugin.h"
 #include "privilege.h"
 #include "spank_wrap.h"
+#include "step_tell.h"
 
 /* pyxis's option naming the image (pyxis 0.24 args.c). */
 #define SN_PYXIS_IMAGE_OPTION "container-image"
-
-enum gate_state { GATE_PENDING = 0, GATE_PASSED, GATE_FAILED };
-
-struct sn_container_gate {
-	pthread_mutex_t lock;
-	int state;		/* enum gate_state */
-	bool line_error;	/* line is an error */
-	char line[2048];	/* the warmup's line for the user, or "" */
-	char lines[6144];	/* then these, "\n"-separated, or "" */
-	/* its line for slurmd's log (the helper's JSON), or "" */
-	char log[SN_HELPER_OUT_MAX + 1024];
-	/* The first task's NCCL_* and LD_LIBRARY_PATH (pyxis put the
-	 * image's in its job env), "NAME=value" each NUL-terminated. */
-	size_t env_len;
-	char env[16384];
-};
 
 /* "mnt:[4026531840]": which mount namespace the process is in. */
 static int mount_ns(char *buf, size_t len)
@@ -361,55 +345,6 @@ bool sn_step_container_user_init(struct sn_plugin *p, spank_t sp,
 		p->fail_tasks = true;
 	}
 	return true;
-}
-
-/* TEXT's lines ('\n' between) each as its own "spank-nccl: " line. */
-void sn_step_tell(struct sn_plugin *p, bool error, const char *text)
-{
-	const char *line = text, *end;
-
-	if (p->in_agent && p->gate) {
-		snprintf(p->gate->line, sizeof(p->gate->line), "%s", text);
-		p->gate->line_error = error;
-		return;
-	}
-	do {
-		end = strchrnul(line, '\n');
-		if (error)
-			sn_log_error("%.*s", (int)(end - line), line);
-		else
-			sn_log_user("%.*s", (int)(end - line), line);
-		line = end + 1;
-	} while (*end);
-}
-
-void sn_step_tell_lines(struct sn_plugin *p, const char *lines)
-{
-	const char *nl;
-
-	if (p->in_agent && p->gate) {
-		snprintf(p->gate->lines, sizeof(p->gate->lines), "%s", lines);
-		return;
-	}
-	for (; *lines; lines = nl ? nl + 1 : "") {
-		nl = strchr(lines, '\n');
-		sn_log_user("%.*s", (int)(nl ? nl - lines : (long)strlen(lines)),
-			    lines);
-	}
-}
-
-void sn_step_log_result(struct sn_plugin *p, const char *fmt, ...)
-{
-	char *line = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (p->in_agent && p->gate)
-		vsnprintf(p->gate->log, sizeof(p->gate->log), fmt, ap);
-	else if (vasprintf(&line, fmt, ap) >= 0)
-		sn_log_info("%s", line);
-	va_end(ap);
-	free(line);
 }
 
 /* The helper's deadline plus the supervisor's margins, and 5 s. */

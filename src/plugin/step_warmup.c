@@ -3,17 +3,20 @@
  * slurmstepd, user_init: runs nccl-warmup once on this node, as the job
  * user, over the step's GPUs, and turns its result into one message.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fault.h"
+#include "helper_args.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"
 #include "step_fabric_auth.h"
+#include "step_tell.h"
 #include "strutil.h"
 #include "helper_protocol.h"
 #include "warmup_result.h"
@@ -34,8 +37,12 @@
 #define SN_CONFIRMED_ENVIRONMENT_HINT \
 	"this node passed a clean check as root: see the other nodes' messages"
 
-/* One node's warmup in slurmstepd (the helper's own state: struct wu_run). */
+/*
+ * One node's warmup in slurmstepd (the helper's own state: struct
+ * wu_run), handed from stage to stage of sn_step_warmup.
+ */
 struct step_warmup {
+	const struct sn_job_ids *ids;
 	char node[256];
 	char gpus[512];		/* CUDA_VISIBLE_DEVICES of the step */
 	enum sn_warmup_mode mode;
@@ -51,7 +58,12 @@ struct step_warmup {
 	char ports[16];
 	int key_fd;		/* the step key's pipe (fabric_auth=key), or -1 */
 	struct sn_fabric_key_job derive;
-	char key_fd_arg[16];
+	struct sn_argv args;	/* the helper's command line */
+	bool ran;		/* the helper was run (or could not start) */
+	bool ok;
+	/* A privilege, reuse or record error: the step's tasks fail. */
+	bool failed;
+	char message[2048];	/* a failure, the user's three lines */
 };
 
 /*
@@ -82,12 +94,12 @@ static bool step_has_gpus(const char *cuda_visible_devices)
  * set by srun for every step).  A batch script runs on the job's first
  * node alone and has no step node list: like any one-node step, it is
  * the node by itself (the helper then equals comm).  -1 with MESSAGE
- * when a step of several nodes lacks its node list.
+ * (run->message) when a step of several nodes lacks its node list.
  */
 static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
-			  const struct sn_job_ids *ids, struct step_warmup *run,
-			  char *message, size_t len)
+			  struct step_warmup *run)
 {
+	const struct sn_job_ids *ids = run->ids;
 	const struct sn_port_range *ports = &p->cfg.fabric_ports;
 	bool alone = ids->nnodes <= 1 || ids->step_id == SLURM_BATCH_SCRIPT;
 
@@ -96,7 +108,7 @@ static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
 	} else if (sn_spank_getenv(sp, "SLURM_STEP_NODELIST", run->nodelist,
 				   sizeof(run->nodelist)) != 1 ||
 		   !run->nodelist[0]) {
-		snprintf(message, len,
+		snprintf(run->message, sizeof(run->message),
 			 "warmup failed on node %s (GPUs %s): the fabric warmup of a step of %u nodes needs the step's node list, but the job environment has no SLURM_STEP_NODELIST; launch the step with srun (which sets it) or use --nccl-warmup=comm",
 			 run->node, run->gpus, ids->nnodes);
 		return -1;
@@ -110,61 +122,45 @@ static int fabric_prepare(const struct sn_plugin *p, spank_t sp,
 	return 0;
 }
 
-/*
- * GB/s as plain decimal: the helper's parser (sn_parse_busbw) refuses an
- * exponent, which "%g" writes below 1e-4.  Trailing zeros trimmed.
- */
-static void format_gbps(char *buf, size_t len, double gbps)
-{
-	size_t n;
-
-	snprintf(buf, len, "%.6f", gbps);
-	n = strlen(buf);
-	while (n > 1 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 1 && buf[n - 1] == '.')
-		buf[--n] = '\0';
-}
-
-/* Appends "--NAME VALUE" to ARGV at *ARGC. */
-static void add_opt(char **argv, int *argc, const char *name,
-		    const char *value)
-{
-	argv[(*argc)++] = (char *)name;
-	argv[(*argc)++] = (char *)value;
-}
-
 static void add_fabric_args(const struct sn_plugin *p,
-			    struct step_warmup *run, char **argv, int *argc)
+			    const struct step_warmup *run, struct sn_argv *a)
 {
-	add_opt(argv, argc, "--" SN_HELPER_OPT_JOB_ID, run->job_id);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_STEP_ID, run->step_id);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_NODE_INDEX, run->node_index);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_NODES, run->nodes);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_NODELIST, run->nodelist);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
-	add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
-		sn_transport_policy_name(p->cfg.fabric_refuse_socket));
-	if (p->cfg.fabric_munge_socket[0])
-		add_opt(argv, argc, "--" SN_HELPER_OPT_MUNGE_SOCKET,
-			p->cfg.fabric_munge_socket);
+	const struct sn_config *cfg = &p->cfg;
+	char floor[32];
+
+	sn_argv_opt(a, "--" SN_HELPER_OPT_JOB_ID, run->job_id);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_STEP_ID, run->step_id);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_NODE_INDEX, run->node_index);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_NODES, run->nodes);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_NODELIST, run->nodelist);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_FABRIC_PORTS, run->ports);
+	sn_argv_opt(a, "--" SN_HELPER_OPT_FABRIC_TRANSPORT,
+		    sn_transport_policy_name(cfg->fabric_refuse_socket));
+	if (cfg->fabric_munge_socket[0])
+		sn_argv_opt(a, "--" SN_HELPER_OPT_MUNGE_SOCKET,
+			    cfg->fabric_munge_socket);
 	if (run->key_fd >= 0) {
-		snprintf(run->key_fd_arg, sizeof(run->key_fd_arg), "%d",
-			 run->key_fd);
-		add_opt(argv, argc, "--" SN_HELPER_OPT_FABRIC_KEY_FD,
-			run->key_fd_arg);
+		sn_argv_add(a, "--" SN_HELPER_OPT_FABRIC_KEY_FD);
+		sn_argv_addf(a, "%d", run->key_fd);
+	}
+	/* The floor of a fabric warmup is the inter-node one, timed over
+	 * the communicator across the nodes. */
+	if (cfg->fabric_min_busbw_gbps > 0) {
+		sn_format_gbps(floor, sizeof(floor), cfg->fabric_min_busbw_gbps);
+		sn_argv_add(a, "--" SN_HELPER_OPT_BYTES);
+		sn_argv_addf(a, "%lu", cfg->warmup_bytes);
+		sn_argv_add(a, "--" SN_HELPER_OPT_MIN_BUSBW);
+		sn_argv_addf(a, "%s", floor);
 	}
 }
 
+/* The job's helper into run->outcome; -1 if it could not be started. */
 static int run_helper(struct sn_plugin *p, spank_t sp,
-		      const struct sn_job_ids *ids, struct step_warmup *run)
+		      struct step_warmup *run)
 {
 	const struct sn_config *cfg = &p->cfg;
-	char timeout[16], bytes[32], floor[32], container_pid[16], root_fd[16];
-	char result_fd[16];
-	char health[SN_HEALTH_SPEC_MAX], busy_mib[24];
-	char *argv[48];
-	int argc = 0;
+	const struct sn_job_ids *ids = run->ids;
+	struct sn_argv *args = &run->args;
 	struct sn_helper_spec spec = {
 		.path = cfg->warmup_helper,
 		/* task_init (a container step) already runs as the user. */
@@ -184,76 +180,35 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 			  p->container_root_fd == SN_HELPER_RESULT_FD) ||
 			 run->key_fd == SN_HELPER_RESULT_FD ?
 			 SN_HELPER_RESULT_FD + 1 : SN_HELPER_RESULT_FD;
-	snprintf(result_fd, sizeof(result_fd), "%d", spec.result_fd);
-	snprintf(timeout, sizeof(timeout), "%u", cfg->warmup_timeout_s);
-	snprintf(bytes, sizeof(bytes), "%lu", cfg->warmup_bytes);
-	format_gbps(floor, sizeof(floor), cfg->warmup_min_busbw_gbps);
-	argv[argc++] = (char *)cfg->warmup_helper;
-	argv[argc++] = "--" SN_HELPER_OPT_MODE;
-	argv[argc++] = (char *)sn_warmup_mode_name(run->mode);
-	argv[argc++] = "--" SN_HELPER_OPT_TIMEOUT;
-	argv[argc++] = timeout;
-	argv[argc++] = "--" SN_HELPER_OPT_NODE;
-	argv[argc++] = run->node;
-	argv[argc++] = "--" SN_HELPER_OPT_JSON;
-	argv[argc++] = "--" SN_HELPER_OPT_RESULT_FD;
-	argv[argc++] = result_fd;
-	argv[argc++] = "--" SN_HELPER_OPT_TEARDOWN;
-	argv[argc++] = (char *)sn_teardown_name(cfg->warmup_teardown_exit);
-	/* The NCCL search order (LD_PRELOAD first) is the helper's; these
-	 * are the step's and the site's places in it. */
-	if (p->warmup_req.nccl[0]) {
-		argv[argc++] = "--" SN_HELPER_OPT_NCCL;
-		argv[argc++] = p->warmup_req.nccl;
-	}
-	if (cfg->warmup_nccl[0]) {
-		argv[argc++] = "--" SN_HELPER_OPT_NCCL_DEFAULT;
-		argv[argc++] = (char *)cfg->warmup_nccl;
-	}
+	sn_argv_init(args);
+	sn_helper_args_common(args, cfg, run->mode, run->node, spec.result_fd);
+	/* The NCCL search order (LD_PRELOAD first) is the helper's; this
+	 * is the step's place in it (the site's: --nccl-default). */
+	if (p->warmup_req.nccl[0])
+		sn_argv_opt(args, "--" SN_HELPER_OPT_NCCL, p->warmup_req.nccl);
 	if (p->container_pid > 0) {
-		snprintf(container_pid, sizeof(container_pid), "%d",
-			 (int)p->container_pid);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_PID,
-			container_pid);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
-			p->container_image);
+		sn_argv_add(args, "--" SN_HELPER_OPT_CONTAINER_PID);
+		sn_argv_addf(args, "%d", (int)p->container_pid);
+		sn_argv_opt(args, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
+			    p->container_image);
 	}
 	if (p->container_pid > 0 && p->container_root_fd > 2) {
-		snprintf(root_fd, sizeof(root_fd), "%d", p->container_root_fd);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_CONTAINER_ROOT_FD,
-			root_fd);
+		sn_argv_add(args, "--" SN_HELPER_OPT_CONTAINER_ROOT_FD);
+		sn_argv_addf(args, "%d", p->container_root_fd);
 		spec.pass_fd = p->container_root_fd;
 	}
-	if (cfg->health_given) {
-		sn_health_policy_format(&cfg->health, health, sizeof(health));
-		snprintf(busy_mib, sizeof(busy_mib), "%llu",
-			 cfg->health.busy_mib);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_HEALTH, health);
-		add_opt(argv, &argc, "--" SN_HELPER_OPT_HEALTH_BUSY_MIB,
-			busy_mib);
-	}
-	if (run->mode == SN_WARMUP_MODE_BANDWIDTH) {
-		argv[argc++] = "--" SN_HELPER_OPT_BYTES;
-		argv[argc++] = bytes;
-		argv[argc++] = "--" SN_HELPER_OPT_MIN_BUSBW;
-		argv[argc++] = floor;
-	}
 	if (run->mode == SN_WARMUP_MODE_FABRIC) {
-		add_fabric_args(p, run, argv, &argc);
+		add_fabric_args(p, run, args);
 		if (run->key_fd >= 0)
 			spec.pass_fd = run->key_fd;
-		/* The floor of a fabric warmup is the inter-node one, timed
-		 * over the communicator across the nodes. */
-		if (cfg->fabric_min_busbw_gbps > 0) {
-			format_gbps(floor, sizeof(floor),
-				    cfg->fabric_min_busbw_gbps);
-			add_opt(argv, &argc, "--" SN_HELPER_OPT_BYTES, bytes);
-			add_opt(argv, &argc, "--" SN_HELPER_OPT_MIN_BUSBW,
-				floor);
-		}
 	}
-	argv[argc] = NULL;
-	spec.argv = argv;
+	if (args->full) {
+		/* As a helper that could not start: the node's install. */
+		run->outcome.failed_stage = SN_HELPER_STAGE_SETUP;
+		run->outcome.failed_errno = E2BIG;
+		return -1;
+	}
+	spec.argv = args->argv;
 	/* The job's own environment: its LD_LIBRARY_PATH/LD_PRELOAD pick the
 	 * NCCL the job will use, and the profile's NCCL_* are already in. */
 	spec.envp = p->helper_env ? p->helper_env : sn_spank_job_env(sp);
@@ -404,113 +359,94 @@ static void tell_nccl_log(struct sn_plugin *p, spank_t sp,
 	sn_step_tell_lines(p, lines);
 }
 
-/* The fleet record of this run (step_record.c). */
-static int record_warmup(const struct sn_plugin *p,
-			 const struct sn_job_ids *ids,
-			 const struct step_warmup *run, bool ok,
-			 const char *message)
+/*
+ * Decide: the mode (the step's word, else warmup_mode=), this node and
+ * its GPUs.  false: nothing to run (off; no GPUs, said under verbose).
+ */
+static bool decide(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
 {
-	struct sn_warmup_facts f = {
-		.node = run->node,
-		.gpus = run->gpus,
-		.mode = run->mode,
-		.outcome = &run->outcome,
-		.result = run->have_result ? &run->result : NULL,
-		.ok = ok,
-		.fault = run->fault,
-		.trusted = run->confirm.have_result ? &run->confirm.result :
-			   NULL,
-		/* The helper's own words when it said what failed (the
-		 * record escapes them), else the plugin's description. */
-		.message = ok ? NULL :
-			   run->have_result && run->result.message[0] ?
-			   run->result.message : message,
-	};
-
-	return sn_step_record(p, ids, &f);
-}
-
-int sn_step_warmup(struct sn_plugin *p, spank_t sp,
-		   const struct sn_job_ids *ids)
-{
-	struct sn_helper_outcome *res;
-	struct step_warmup *run;
-	struct sn_error err;
-	char message[2048], record_line[2048];
-	bool ok;
-	int rc = 0;
-
-	run = calloc(1, sizeof(*run));
-	if (!run) {
-		sn_log_error("warmup: out of memory");
-		return -1;
-	}
-	run->key_fd = -1;
-	run->derive.pid = -1;
 	run->mode = p->warmup_req.mode == SN_WARMUP_MODE_UNSET ?
 		    p->cfg.warmup_mode : p->warmup_req.mode;
 	if (run->mode == SN_WARMUP_MODE_OFF)
-		goto out;
+		return false;
 	node_name(run->node, sizeof(run->node));
 	if (sn_spank_getenv(sp, "CUDA_VISIBLE_DEVICES", run->gpus,
-			    sizeof(run->gpus)) != 1 ||
-	    !step_has_gpus(run->gpus)) {
-		sn_log_info("job %u step %u on %s: no GPUs in this step, warmup skipped",
-			    ids->job_id, ids->step_id, run->node);
-		/* verbose: the one line saying why nothing ran (the step
-		 * runs); CUDA_VISIBLE_DEVICES unset, empty or NoDevFiles. */
-		if (p->warmup_req.verbose) {
-			snprintf(message, sizeof(message),
-				 "warmup skipped on node %s: the step has no GPUs there (none requested with --gres=gpu:N or --gpus)",
-				 run->node);
-			sn_step_tell(p, false, message);
-		}
-		goto out;
+			    sizeof(run->gpus)) == 1 && step_has_gpus(run->gpus))
+		return true;
+	sn_log_info("job %u step %u on %s: no GPUs in this step, warmup skipped",
+		    run->ids->job_id, run->ids->step_id, run->node);
+	/* verbose: the one line saying why nothing ran (the step runs);
+	 * CUDA_VISIBLE_DEVICES unset, empty or NoDevFiles. */
+	if (p->warmup_req.verbose) {
+		snprintf(run->message, sizeof(run->message),
+			 "warmup skipped on node %s: the step has no GPUs there (none requested with --gres=gpu:N or --gpus)",
+			 run->node);
+		sn_step_tell(p, false, run->message);
 	}
+	return false;
+}
 
-	/* A container's NCCL is the step's own (its image): never reused. */
-	rc = p->container_pid > 0 ? 0 :
-	     sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
-	if (rc > 0) {
-		/* Reused: the fleet record says so; nothing ran. */
-		struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
-					     .mode = run->mode,
-					     .outcome = &run->outcome,
-					     .ok = true, .reused = true };
+/*
+ * Reuse: 1 when an earlier pass covers this step (its fleet record says
+ * so; nothing runs), 0 to run, -1 on a privilege error.  A container's
+ * NCCL is the step's own (its image): never reused.
+ */
+static int reuse(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
+{
+	struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
+				     .mode = run->mode,
+				     .outcome = &run->outcome,
+				     .ok = true, .reused = true };
+	int rc;
 
-		run->outcome.exited = true;
-		rc = sn_step_record(p, ids, &f);
-		goto out;
-	}
-	if (rc < 0)
-		goto out;	/* euid not restored */
+	if (p->container_pid > 0)
+		return 0;
+	rc = sn_step_reuse_lookup(p, sp, run->ids, run->node, run->gpus,
+				  run->mode);
+	if (rc <= 0)
+		return rc;
+	run->outcome.exited = true;
+	if (sn_step_record(p, run->ids, &f) < 0)
+		run->failed = true;
+	return 1;
+}
+
+/*
+ * Run: the helper as the job user, its result parsed; or, for a fabric
+ * step that cannot find its nodes, the job's failure without a run.
+ */
+static void run_warmup(struct sn_plugin *p, spank_t sp,
+		       struct step_warmup *run)
+{
+	struct sn_helper_outcome *res = &run->outcome;
+	struct sn_error err;
+	char why[1024];
 
 	if (run->mode == SN_WARMUP_MODE_FABRIC &&
-	    fabric_prepare(p, sp, ids, run, message, sizeof(message)) < 0) {
-		sn_str_printable(message, sizeof(message), message);
-		run->outcome.exited = true;
-		run->outcome.exit_code = SN_WARMUP_USAGE;
+	    fabric_prepare(p, sp, run) < 0) {
+		sn_str_printable(run->message, sizeof(run->message),
+				 run->message);
+		res->exited = true;
+		res->exit_code = SN_WARMUP_USAGE;
 		run->fault = SN_FAULT_JOB;
-		ok = false;
-		goto failed;
+		return;
 	}
 	if (run->mode == SN_WARMUP_MODE_FABRIC && p->container_pid <= 0 &&
-	    sn_step_fabric_auth(p, ids, &run->key_fd, &run->derive,
-				record_line, sizeof(record_line)) < 0) {
-		snprintf(message, sizeof(message),
+	    sn_step_fabric_auth(p, run->ids, &run->key_fd, &run->derive,
+				why, sizeof(why)) < 0) {
+		snprintf(run->message, sizeof(run->message),
 			 "warmup failed on node %s (GPUs %s): %s", run->node,
-			 run->gpus, record_line);
-		run->outcome.exited = true;
-		run->outcome.exit_code = SN_WARMUP_FABRIC_SETUP;
+			 run->gpus, why);
+		res->exited = true;
+		res->exit_code = SN_WARMUP_FABRIC_SETUP;
 		run->fault = SN_FAULT_ENVIRONMENT;
-		ok = false;
-		goto failed;
+		return;
 	}
-	run_helper(p, sp, ids, run);
+	run->ran = true;
+	run_helper(p, sp, run);
 	if (run->key_fd >= 0)
 		close(run->key_fd);
 	sn_step_fabric_auth_end(&run->derive, run->node);
-	res = &run->outcome;
 	if (res->result_len &&
 	    sn_warmup_result_parse(res->result, res->result_len, &run->result,
 				   &err) == 0)
@@ -524,67 +460,134 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	sn_str_printable(res->result, sizeof(res->result), res->result);
 	sn_str_printable(run->result.summary, sizeof(run->result.summary),
 			 run->result.summary);
-	ok = run->outcome.failed_stage == SN_HELPER_STAGE_NONE &&
-	     !run->outcome.timed_out && run->outcome.exited &&
-	     run->outcome.exit_code == SN_WARMUP_OK;
+	run->ok = res->failed_stage == SN_HELPER_STAGE_NONE &&
+		  !res->timed_out && res->exited &&
+		  res->exit_code == SN_WARMUP_OK;
+}
 
-	/*
-	 * peer_failed, fabric_setup: nothing wrong with this node's GPUs or
-	 * NCCL was found, its earlier passes stay usable.
-	 */
+/*
+ * Classify a run: its reuse record kept or forgotten, its line in
+ * slurmd's log, and for a failure whose fault it is (the root
+ * confirmation, step_confirm.c) and the user's three lines.
+ */
+static void classify(struct sn_plugin *p, spank_t sp,
+		     struct step_warmup *run)
+{
+	const struct sn_helper_outcome *res = &run->outcome;
+	const struct sn_job_ids *ids = run->ids;
+
+	if (!run->ran)
+		return;
+	/* peer_failed, fabric_setup: nothing wrong with this node's GPUs
+	 * or NCCL was found, its earlier passes stay usable. */
 	if (p->container_pid <= 0 &&
-	    !(run->outcome.exited &&
-	      (run->outcome.exit_code == SN_WARMUP_PEER_FAILED ||
-	       run->outcome.exit_code == SN_WARMUP_FABRIC_SETUP)) &&
-	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
-				run->outcome.elapsed_ms) < 0)
-		rc = -1;
-
-	/* Every run is logged to slurmd's log, with the helper's facts. */
+	    !(res->exited && (res->exit_code == SN_WARMUP_PEER_FAILED ||
+			      res->exit_code == SN_WARMUP_FABRIC_SETUP)) &&
+	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode,
+				run->ok, res->elapsed_ms) < 0)
+		run->failed = true;
 	sn_step_log_result(p, "job %u step %u on %s: nccl-warmup %s in %.0f ms: %s",
 			   ids->job_id, ids->step_id, run->node,
-			   ok ? "passed" : "failed", run->outcome.elapsed_ms,
+			   run->ok ? "passed" : "failed", res->elapsed_ms,
 			   run->have_result ? res->result : "(no result)");
+	if (run->ok)
+		return;
+	run->fault = sn_step_blame(p, run->node, run->gpus, run->mode, res,
+				   run->have_result ? &run->result : NULL,
+				   &run->confirm);
+	if (run->confirm.leave_failed)
+		run->failed = true;
+	describe_failure(p, sp, run, run->message, sizeof(run->message));
+}
 
-	message[0] = '\0';
-	if (!ok) {
-		run->fault = sn_step_blame(p, run->node, run->gpus, run->mode,
-					   &run->outcome, run->have_result ?
-					   &run->result : NULL, &run->confirm);
-		if (run->confirm.leave_failed)
-			rc = -1;
-		describe_failure(p, sp, run, message, sizeof(message));
-	}
-failed:
+/* Record: the fleet record of this run (step_record.c). */
+static void record(const struct sn_plugin *p, struct step_warmup *run)
+{
+	char line[sizeof(run->message)];
+	struct sn_warmup_facts f = {
+		.node = run->node,
+		.gpus = run->gpus,
+		.mode = run->mode,
+		.outcome = &run->outcome,
+		.result = run->have_result ? &run->result : NULL,
+		.ok = run->ok,
+		.fault = run->fault,
+		.trusted = run->confirm.have_result ? &run->confirm.result :
+			   NULL,
+		/* The helper's own words when it said what failed (the
+		 * record escapes them), else the plugin's description. */
+		.message = run->ok ? NULL :
+			   run->have_result && run->result.message[0] ?
+			   run->result.message : line,
+	};
+
 	/* The record holds one line. */
-	snprintf(record_line, sizeof(record_line), "%s", message);
-	for (char *nl = strchr(record_line, '\n'); nl; nl = strchr(nl, '\n'))
+	snprintf(line, sizeof(line), "%s", run->message);
+	for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
 		*nl = ' ';
-	if (record_warmup(p, ids, run, ok, record_line) < 0)
-		rc = -1;
-	if (ok) {
+	if (sn_step_record(p, run->ids, &f) < 0)
+		run->failed = true;
+}
+
+/*
+ * Tell the user: a pass only with verbose (or a health warning); a
+ * failure always, with NCCL's log.  -1 fails the step's tasks.
+ */
+static int tell(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
+{
+	if (run->ok && run->failed)
+		return -1;
+	if (run->ok) {
 		/* A health check at warn: said to the user, step runs. */
-		if (rc == 0 && run->have_result &&
+		if (run->have_result &&
 		    strstr(run->result.summary, SN_SUMMARY_WARNING))
 			sn_step_tell(p, false, run->result.summary);
-		else if (rc == 0 && p->warmup_req.verbose)
+		else if (p->warmup_req.verbose)
 			sn_step_tell(p, false, run->have_result &&
 				     run->result.summary[0] ?
 				     run->result.summary : "warmup ok");
-		if (rc == 0 && p->warmup_req.verbose)
+		if (p->warmup_req.verbose)
 			tell_nccl_log(p, sp, run);
-		goto out;
+		return 0;
 	}
-	if (p->cfg.warmup_policy == SN_POLICY_WARN) {
-		strncat(message, " (warmup_policy=warn: the step runs anyway)",
-			sizeof(message) - strlen(message) - 1);
-		sn_step_tell(p, true, message);
-	} else {
-		sn_step_tell(p, true, message);
-		rc = -1;
-	}
+	if (p->cfg.warmup_policy == SN_POLICY_WARN)
+		strncat(run->message, " (warmup_policy=warn: the step runs anyway)",
+			sizeof(run->message) - strlen(run->message) - 1);
+	sn_step_tell(p, true, run->message);
 	tell_nccl_log(p, sp, run);
-out:
+	return run->failed || p->cfg.warmup_policy != SN_POLICY_WARN ? -1 : 0;
+}
+
+/* decide -> reuse -> run -> classify -> record -> tell. */
+static int warm(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
+{
+	int reused;
+
+	if (!decide(p, sp, run))
+		return 0;
+	reused = reuse(p, sp, run);
+	if (reused != 0)
+		return reused < 0 || run->failed ? -1 : 0;
+	run_warmup(p, sp, run);
+	classify(p, sp, run);
+	record(p, run);
+	return tell(p, sp, run);
+}
+
+int sn_step_warmup(struct sn_plugin *p, spank_t sp,
+		   const struct sn_job_ids *ids)
+{
+	struct step_warmup *run = calloc(1, sizeof(*run));
+	int rc;
+
+	if (!run) {
+		sn_log_error("warmup: out of memory");
+		return -1;
+	}
+	run->ids = ids;
+	run->key_fd = -1;
+	run->derive.pid = -1;
+	rc = warm(p, sp, run);
 	free(run);
 	return rc;
 }

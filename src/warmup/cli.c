@@ -104,7 +104,7 @@ void wu_cli_usage(void)
 	      "  --limits           print the limits above and how a supervisor\n"
 	      "                     bounds this program, KEY=VALUE lines\n",
 	      SN_WARMUP_TIMEOUT_MAX_S, SN_WARMUP_TIMEOUT_DEFAULT_S,
-	      SN_HEALTH_BUSY_MIB_DEFAULT);
+	      (unsigned long long)SN_HEALTH_BUSY_MIB_DEFAULT);
 }
 
 /*

@@ -178,10 +178,7 @@ static void nccl_env(char *out, size_t len)
 	for (char **e = environ; e && *e; e++) {
 		int n;
 
-		/* Only what NCCL reads and could be the cause: not
-		 * NCCL_DEBUG*, the RAS address ras=step sets or labels. */
-		if (!sn_fault_is_nccl_setting(*e) ||
-		    !sn_nccl_env_read_by_nccl(*e))
+		if (!sn_fault_is_nccl_setting(*e))
 			continue;
 		n = snprintf(out + used, len - used, "%s%s", used ? " " : "",
 			     *e);

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <grp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,31 +20,6 @@
 
 #define WU_MAX_GROUPS_LISTED 64
 #define WU_SUMMARY_MAX 1024
-
-void wu_out_add(struct wu_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->len >= o->cap)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	o->len += (size_t)n;
-	if (o->len >= o->cap)
-		o->len = o->cap - 1;
-}
-
-static void add_json_string(struct wu_out *o, const char *s)
-{
-	char esc[6 * WU_MESSAGE_MAX + 1];
-
-	sn_json_escape(esc, sizeof(esc), s);
-	wu_out_add(o, "\"%s\"", esc);
-}
 
 /* timings_ms's key of each phase. */
 static const enum sn_field phase_key[WU_PHASE_COUNT] = {
@@ -162,14 +136,6 @@ static void build_summary(const struct wu_run *s, int code, double now,
 	wu_out_add(&o, ", total %.2f s", (now - s->t_start_ms) / 1e3);
 }
 
-void wu_out_json_or_null(struct wu_out *o, const char *s)
-{
-	if (s && s[0])
-		add_json_string(o, s);
-	else
-		wu_out_add(o, "null");
-}
-
 /* SEP"KEY": with the schema table's key of F. */
 static void add_key(struct wu_out *o, const char *sep, enum sn_field f)
 {
@@ -240,7 +206,7 @@ static void build_json_fabric(const struct wu_run *s, struct wu_out *o)
 		wu_out_add(o, ",\"blame_index\":null");
 	add_key(o, ",", SN_F_BLAME_NODE);
 	if (f->blamed)
-		add_json_string(o, f->blame_node);
+		wu_out_json_string(o, f->blame_node);
 	else
 		wu_out_add(o, "null");
 	wu_out_add(o, "}");
@@ -300,7 +266,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add_key(o, "{", SN_F_VERSION);
 	wu_out_add(o, "1");
 	add_key(o, ",", SN_F_NODE);
-	add_json_string(o, s->opt.node);
+	wu_out_json_string(o, s->opt.node);
 	add_key(o, ",", SN_F_MODE);
 	wu_out_add(o, "\"%s\"", sn_warmup_mode_name(s->opt.mode));
 	add_key(o, ",", SN_F_STATUS);
@@ -310,17 +276,17 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add_key(o, ",", SN_F_FAULT);
 	wu_out_json_or_null(o, sn_fault_name(run_fault(s, code)));
 	add_key(o, ",", SN_F_MESSAGE);
-	add_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
+	wu_out_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
 	add_key(o, ",", SN_F_NOTE);
-	add_json_string(o, s->note);
+	wu_out_json_string(o, s->note);
 	add_key(o, ",", SN_F_SUMMARY);
-	add_json_string(o, summary);
+	wu_out_json_string(o, summary);
 	add_key(o, ",", SN_F_NCCL_VERSION);
 	wu_out_json_or_null(o, s->nccl_version);
 	build_json_libraries(s, o);
 	wu_out_add(o, ",\"cuda_visible_devices\":");
 	if (s->cvd_set)
-		add_json_string(o, s->cvd);
+		wu_out_json_string(o, s->cvd);
 	else
 		wu_out_add(o, "null");
 	add_key(o, ",", SN_F_GPUS);
@@ -329,11 +295,11 @@ static void build_json(const struct wu_run *s, int code, double now,
 		add_key(o, i ? ",{" : "{", SN_F_GPU_INDEX);
 		wu_out_add(o, "%d", s->gpus[i].index);
 		add_key(o, ",", SN_F_GPU_BUSID);
-		add_json_string(o, s->gpus[i].busid);
+		wu_out_json_string(o, s->gpus[i].busid);
 		add_key(o, ",", SN_F_GPU_UUID);
-		add_json_string(o, s->gpus[i].uuid);
+		wu_out_json_string(o, s->gpus[i].uuid);
 		add_key(o, ",", SN_F_GPU_NAME);
-		add_json_string(o, s->gpu_names[i]);
+		wu_out_json_string(o, s->gpu_names[i]);
 		wu_out_add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
 		add_key(o, ",", SN_F_GPU_NCCL_MEM_MIB);
 		if (s->mem_measured)

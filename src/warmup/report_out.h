@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The helper's output buffer (report.c), shared with report_health.c. */
+/* The helper's output buffer (report_out.c), which report.c and
+ * report_health.c fill. */
 #ifndef WU_REPORT_OUT_H
 #define WU_REPORT_OUT_H
 
@@ -15,6 +16,8 @@ struct wu_out {
 
 void wu_out_add(struct wu_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The JSON string S, escaped. */
+void wu_out_json_string(struct wu_out *o, const char *s);
 /* The JSON string S, or null when S is NULL or "". */
 void wu_out_json_or_null(struct wu_out *o, const char *s);
 

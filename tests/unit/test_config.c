@@ -16,8 +16,8 @@ static void test_defaults(void **state)
 	struct sn_error err = { "" };
 
 	sn_config_defaults(&cfg);
-	assert_string_equal(cfg.profiles_path, SN_DEFAULT_PROFILES_PATH);
-	assert_string_equal(cfg.warmup_helper, SN_DEFAULT_WARMUP_HELPER);
+	assert_string_equal(cfg.profiles_path, SYSCONFDIR "/nccl-profiles.conf");
+	assert_string_equal(cfg.warmup_helper, LIBEXECDIR "/nccl-warmup");
 	assert_int_equal(cfg.warmup_timeout_s, 60);
 	assert_int_equal(cfg.warmup_mode, SN_WARMUP_MODE_COMM);
 	assert_int_equal(cfg.warmup_policy, SN_POLICY_FAIL);
@@ -32,6 +32,13 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.fabric_ports.hi, 29499);
 	assert_false(cfg.fabric_refuse_socket);
 	assert_true(cfg.fabric_min_busbw_gbps == 0.0);
+	assert_string_equal(cfg.fabric_munge_socket, "");
+	assert_int_equal(cfg.ras, SN_RAS_STEP);
+	assert_int_equal(cfg.ras_ports.lo, 28100);
+	assert_int_equal(cfg.ras_ports.hi, 28999);
+	assert_false(cfg.health_given);
+	assert_int_equal(cfg.health.busy_mib, 1024);
+	assert_string_equal(cfg.confirm_env, "");
 	/* No arguments: defaults stay. */
 	assert_int_equal(sn_config_parse(&cfg, 0, NULL, &err), 0);
 	assert_int_equal(cfg.warmup_timeout_s, 60);
@@ -181,7 +188,7 @@ static void test_bad_values(void **state)
 		{ "warmup_teardown=fast", "expected exit" },
 		{ "warmup_nccl=lib/libnccl.so.2", "expected an absolute path" },
 		{ "warmup_teardown=", "empty value" },
-		{ "warmup_reuse=off", "expected yes (a step reuses a pass" },
+		{ "warmup_reuse=off", "\"warmup_reuse=off\": expected yes or no" },
 		{ "warmup_reuse=", "empty value" },
 		{ "warmup_reuse_dir=run/spank-nccl", "expected an absolute path" },
 		{ "warmup_bytes=99999999999999999999G", "1K to 16G" },
@@ -198,8 +205,10 @@ static void test_bad_values(void **state)
 		{ "fabric_ports=29400-", "not PORT or LO-HI" },
 		{ "fabric_ports=29400:29499", "not PORT or LO-HI" },
 		{ "fabric_ports=", "empty value" },
-		{ "fabric_min_busbw=fast", "\"fabric_min_busbw=fast\": expected the inter-node bus bandwidth floor of a fabric warmup in GB/s between 0 and 100000" },
-		{ "fabric_min_busbw=-1", "inter-node bus bandwidth floor" },
+		{ "fabric_min_busbw=fast", "\"fabric_min_busbw=fast\": expected a bus bandwidth in GB/s between 0 and 100000" },
+		{ "fabric_min_busbw=-1", "GB/s" },
+		{ "ras_ports=80", "not PORT or LO-HI with ports 1024-65535, e.g. ras_ports=28100-28999" },
+		{ "health_busy_mib=x", "e.g. health_busy_mib=1024" },
 		{ "fabric_transport=ib", "\"fabric_transport=ib\": expected any (every network NCCL picks passes) or no-socket" },
 	};
 	struct sn_config cfg, before;
@@ -283,7 +292,7 @@ static void test_record_sinks(void **state)
 	assert_int_equal(parse1(&cfg, "prom_dir=/x/%j", &err), -1);
 	assert_contains(err.msg, "\"prom_dir=/x/%j\": only %n (the node name) and %% may follow a '%'");
 	assert_int_equal(parse1(&cfg, "record_syslog=maybe", &err), -1);
-	assert_contains(err.msg, "expected yes (one syslog message per warmup) or no");
+	assert_contains(err.msg, "\"record_syslog=maybe\": expected yes or no");
 }
 
 int main(void)

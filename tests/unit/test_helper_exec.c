@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "helper_args.h"
 #include "helper_exec.h"
 
 static struct sn_helper_outcome out;
@@ -457,9 +458,50 @@ static void drops_to_job_user_completely(void **state)
 	assert_non_null(strstr(out.out, "\n0\n"));
 }
 
+/* The bounded argv: full refuses every later word, stays NULL-ended. */
+static void argv_refuses_overflow(void **state)
+{
+	static struct sn_argv a;
+	static char big[SN_ARGV_TEXT_MAX + 1];	/* one over, with its NUL */
+	int i;
+
+	(void)state;
+	sn_argv_init(&a);
+	sn_argv_opt(&a, "--mode", "comm");
+	sn_argv_addf(&a, "%d", 42);
+	assert_false(a.full);
+	assert_int_equal(a.argc, 3);
+	assert_string_equal(a.argv[2], "42");
+	assert_null(a.argv[3]);
+	for (i = a.argc; i < SN_ARGV_MAX; i++)
+		sn_argv_add(&a, "w");
+	assert_false(a.full);
+	sn_argv_add(&a, "one-too-many");
+	assert_true(a.full);
+	assert_int_equal(a.argc, SN_ARGV_MAX);
+	assert_null(a.argv[SN_ARGV_MAX]);
+
+	/* an option and its value: both or neither */
+	sn_argv_init(&a);
+	for (i = 0; i < SN_ARGV_MAX - 1; i++)
+		sn_argv_add(&a, "w");
+	sn_argv_opt(&a, "--node", "n1");
+	assert_true(a.full);
+	assert_int_equal(a.argc, SN_ARGV_MAX - 1);
+
+	/* the formatted words' text */
+	sn_argv_init(&a);
+	memset(big, 'x', sizeof(big) - 1);
+	sn_argv_addf(&a, "%s", big);
+	assert_true(a.full);
+	assert_int_equal(a.argc, 0);
+	assert_null(a.argv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(argv_refuses_overflow),
 		cmocka_unit_test(captures_stdout_stderr_and_env),
 		cmocka_unit_test(passes_exit_code),
 		cmocka_unit_test(stdin_is_dev_null),

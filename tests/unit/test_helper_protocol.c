@@ -89,6 +89,13 @@ static void test_fault_decide(void **state)
 	/* ras=step sets it in every step: no failure becomes the job's. */
 	assert_false(sn_fault_is_nccl_setting("NCCL_RAS_ADDR=127.0.0.1:28100"));
 	assert_false(sn_fault_is_nccl_setting("NCCL_RAS_ENABLE=0"));
+	/* Named NCCL_* but never read by NCCL: images' labels, build paths. */
+	assert_true(sn_fault_is_nccl_setting("NCCL_VERSIONS=1"));
+	assert_false(sn_fault_is_nccl_setting("NCCL_VERSION=2.28.3-1"));
+	assert_false(sn_fault_is_nccl_setting("NCCL_HOME=/opt/nccl"));
+	assert_false(sn_fault_is_nccl_setting("NCCL_LIB_DIR=/x"));
+	assert_false(sn_fault_is_nccl_setting("TORCH_NCCL_ASYNC=1"));
+	assert_false(sn_fault_is_nccl_setting("NCCL_ALGO"));
 }
 
 /* A user error never says "report the node". */
@@ -214,20 +221,6 @@ static void test_fault_tell_cases(void **state)
 	/* A tiny buffer: cut, terminated. */
 	sn_fault_tell(&in, out, 16);
 	assert_int_equal(strlen(out), 15);
-}
-
-/* "NCCL_* in effect" lists what NCCL reads: not images' labels. */
-static void test_nccl_env_read_by_nccl(void **state)
-{
-	(void)state;
-	assert_true(sn_nccl_env_read_by_nccl("NCCL_ALGO=Tree"));
-	assert_true(sn_nccl_env_read_by_nccl("NCCL_DEBUG=INFO"));
-	assert_true(sn_nccl_env_read_by_nccl("NCCL_VERSIONS=1"));
-	assert_false(sn_nccl_env_read_by_nccl("NCCL_VERSION=2.28.3-1"));
-	assert_false(sn_nccl_env_read_by_nccl("NCCL_HOME=/opt/nccl"));
-	assert_false(sn_nccl_env_read_by_nccl("NCCL_LIB_DIR=/x"));
-	assert_false(sn_nccl_env_read_by_nccl("TORCH_NCCL_ASYNC=1"));
-	assert_false(sn_nccl_env_read_by_nccl("NCCL_ALGO"));
 }
 
 static void test_table_in_code_order(void **state)
@@ -405,7 +398,6 @@ int main(void)
 		cmocka_unit_test(test_fabric_transport),
 		cmocka_unit_test(test_fault_tell_every_class),
 		cmocka_unit_test(test_fault_tell_cases),
-		cmocka_unit_test(test_nccl_env_read_by_nccl),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,24 +9,11 @@
 #include "helper_protocol.h"
 #include "strutil.h"
 
-#define VALID_KEYS "profiles, default_profiles, warmup_helper, " \
-	"warmup_timeout, warmup_mode, warmup_policy, warmup_min_busbw, " \
-	"warmup_bytes, warmup_teardown, warmup_reuse, warmup_reuse_dir, " \
-	"warmup_nccl, record_file, record_syslog, prom_dir, fabric_ports, " \
-	"fabric_transport, fabric_min_busbw, fabric_munge_socket, " \
-	"fabric_auth, fabric_key, " \
-	"ras, ras_ports, " \
-	"health, health_busy_mib, confirm_env"
-/* Far above any interconnect today: a larger floor is a typo (MB/s?). */
-#define MAX_MIN_BUSBW_GBPS 100000.0
-
-typedef int (*key_parser)(struct sn_config *cfg, const char *value,
-			  const char *arg, struct sn_error *err);
-
-struct key_def {
-	const char *key;
-	key_parser parse;
-};
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* A row's field: where it is, how long. */
+#define FIELD(f) offsetof(struct sn_config, f), \
+	sizeof(((struct sn_config *)0)->f)
 
 /* Every message names the whole argument as written in plugstack.conf. */
 #define ARG_ERROR(err, arg, ...) do { \
@@ -39,30 +25,10 @@ struct key_def {
 		     detail_); \
 } while (0)
 
-void sn_config_defaults(struct sn_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	sn_strlcpy(cfg->profiles_path, SN_DEFAULT_PROFILES_PATH,
-		   sizeof(cfg->profiles_path));
-	sn_strlcpy(cfg->warmup_helper, SN_DEFAULT_WARMUP_HELPER,
-		   sizeof(cfg->warmup_helper));
-	cfg->warmup_timeout_s = SN_WARMUP_TIMEOUT_DEFAULT_S;
-	cfg->warmup_mode = SN_WARMUP_MODE_COMM;
-	cfg->warmup_policy = SN_POLICY_FAIL;
-	cfg->warmup_min_busbw_gbps = 0.0;
-	cfg->warmup_bytes = SN_WARMUP_BYTES_DEFAULT;
-	cfg->warmup_teardown_exit = SN_WARMUP_TEARDOWN_EXIT_DEFAULT;
-	cfg->warmup_reuse = true;
-	sn_strlcpy(cfg->warmup_reuse_dir, SN_DEFAULT_WARMUP_REUSE_DIR,
-		   sizeof(cfg->warmup_reuse_dir));
-	cfg->fabric_ports.lo = SN_FABRIC_PORT_LO_DEFAULT;
-	cfg->fabric_ports.hi = SN_FABRIC_PORT_HI_DEFAULT;
-	cfg->fabric_refuse_socket = false;
-	cfg->ras = SN_RAS_STEP;
-	cfg->ras_ports.lo = SN_RAS_PORT_LO_DEFAULT;
-	cfg->ras_ports.hi = SN_RAS_PORT_HI_DEFAULT;
-	sn_health_policy_defaults(&cfg->health);
-}
+#define KEY_ARGS const struct sn_config_key *key, struct sn_config *cfg, \
+	const char *value, const char *arg, struct sn_error *err
+/* The field of KEY's row in CFG. */
+#define AT(cfg, key) ((char *)(cfg) + (key)->off)
 
 static int parse_abs_path(char *dst, size_t len, const char *value,
 			  const char *arg, struct sn_error *err)
@@ -83,26 +49,73 @@ static int parse_abs_path(char *dst, size_t len, const char *value,
 	return 0;
 }
 
-static int parse_profiles(struct sn_config *cfg, const char *value,
-			  const char *arg, struct sn_error *err)
+/* The shared setters: each writes its row's field (FIELD). */
+
+static int set_path(KEY_ARGS)
 {
-	return parse_abs_path(cfg->profiles_path, sizeof(cfg->profiles_path),
-			      value, arg, err);
+	return parse_abs_path(AT(cfg, key), key->len, value, arg, err);
 }
 
-static int parse_helper(struct sn_config *cfg, const char *value,
-			const char *arg, struct sn_error *err)
+/*
+ * Fleet record sinks (record.h, prom.h): admin paths, never the user's;
+ * "%n" is the node name (one file or directory per node on a shared file
+ * system, as slurm.conf's SlurmdLogFile=%n).
+ */
+static int set_sink_path(KEY_ARGS)
 {
-	return parse_abs_path(cfg->warmup_helper, sizeof(cfg->warmup_helper),
-			      value, arg, err);
+	if (!sn_record_path_valid(value)) {
+		ARG_ERROR(err, arg, "only %%n (the node name) and %%%% may follow a '%%'");
+		return -1;
+	}
+	return set_path(key, cfg, value, arg, err);
 }
 
-static int parse_default_profiles(struct sn_config *cfg, const char *value,
-				  const char *arg, struct sn_error *err)
+static int set_yes_no(KEY_ARGS)
+{
+	bool *field = (bool *)AT(cfg, key);
+
+	if (sn_streq_nocase(value, "yes")) {
+		*field = true;
+	} else if (sn_streq_nocase(value, "no")) {
+		*field = false;
+	} else {
+		ARG_ERROR(err, arg, "expected yes or no");
+		return -1;
+	}
+	return 0;
+}
+
+static int set_gbps(KEY_ARGS)
+{
+	if (sn_parse_busbw(value, (double *)AT(cfg, key)) < 0) {
+		ARG_ERROR(err, arg, "expected a bus bandwidth in GB/s between 0 and %.0f, e.g. 100 or 37.5 (0: no floor)",
+			  SN_WARMUP_BUSBW_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_ports(KEY_ARGS)
+{
+	struct sn_error why;
+
+	if (sn_port_range_parse(value, (struct sn_port_range *)AT(cfg, key),
+				&why) < 0) {
+		ARG_ERROR(err, arg, "%s, e.g. %s=%s", why.msg, key->name,
+			  key->def);
+		return -1;
+	}
+	return 0;
+}
+
+/* The setters of one key each. */
+
+static int set_default_profiles(KEY_ARGS)
 {
 	char shown[256];
 	char subject[320];
 
+	(void)key;
 	sn_str_printable(shown, sizeof(shown), arg);
 	snprintf(subject, sizeof(subject), "plugstack.conf argument \"%s\"",
 		 shown);
@@ -117,9 +130,9 @@ static int parse_default_profiles(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_timeout(struct sn_config *cfg, const char *value,
-			 const char *arg, struct sn_error *err)
+static int set_timeout(KEY_ARGS)
 {
+	(void)key;
 	if (sn_parse_timeout_s(value, &cfg->warmup_timeout_s) < 0) {
 		ARG_ERROR(err, arg, "expected whole seconds between 1 and %d",
 			  SN_WARMUP_TIMEOUT_MAX_S);
@@ -128,11 +141,11 @@ static int parse_timeout(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_mode(struct sn_config *cfg, const char *value,
-		      const char *arg, struct sn_error *err)
+static int set_mode(KEY_ARGS)
 {
 	enum sn_warmup_mode mode = sn_warmup_mode_from_name(value);
 
+	(void)key;
 	if (mode == SN_WARMUP_MODE_UNSET) {
 		ARG_ERROR(err, arg, "expected one of " SN_WARMUP_MODES);
 		return -1;
@@ -141,9 +154,9 @@ static int parse_mode(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_policy(struct sn_config *cfg, const char *value,
-			const char *arg, struct sn_error *err)
+static int set_policy(KEY_ARGS)
 {
+	(void)key;
 	if (sn_streq_nocase(value, "fail")) {
 		cfg->warmup_policy = SN_POLICY_FAIL;
 	} else if (sn_streq_nocase(value, "warn")) {
@@ -155,33 +168,11 @@ static int parse_policy(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_busbw(struct sn_config *cfg, const char *value,
-		       const char *arg, struct sn_error *err)
-{
-	if (sn_parse_busbw(value, &cfg->warmup_min_busbw_gbps) < 0) {
-		ARG_ERROR(err, arg, "expected a bus bandwidth in GB/s between 0 and %.0f, e.g. 100 or 37.5 (0: no floor)",
-			  SN_WARMUP_BUSBW_MAX);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_fabric_busbw(struct sn_config *cfg, const char *value,
-			      const char *arg, struct sn_error *err)
-{
-	if (sn_parse_busbw(value, &cfg->fabric_min_busbw_gbps) < 0) {
-		ARG_ERROR(err, arg, "expected the inter-node bus bandwidth floor of a fabric warmup in GB/s between 0 and %.0f, e.g. 20 (0: no floor)",
-			  SN_WARMUP_BUSBW_MAX);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_bytes(struct sn_config *cfg, const char *value,
-		       const char *arg, struct sn_error *err)
+static int set_bytes(KEY_ARGS)
 {
 	unsigned long long v;
 
+	(void)key;
 	if (sn_parse_bytes(value, &v) < 0) {
 		ARG_ERROR(err, arg, "expected a size from 1K to 16G: a whole number with an optional K, M or G suffix, e.g. 64M");
 		return -1;
@@ -190,9 +181,9 @@ static int parse_bytes(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_teardown(struct sn_config *cfg, const char *value,
-			  const char *arg, struct sn_error *err)
+static int set_teardown(KEY_ARGS)
 {
+	(void)key;
 	if (sn_parse_teardown(value, &cfg->warmup_teardown_exit) < 0) {
 		ARG_ERROR(err, arg, "expected exit (let process exit release the GPUs) or clean (destroy and free first)");
 		return -1;
@@ -200,96 +191,15 @@ static int parse_teardown(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_reuse(struct sn_config *cfg, const char *value,
-		       const char *arg, struct sn_error *err)
-{
-	if (sn_streq_nocase(value, "yes")) {
-		cfg->warmup_reuse = true;
-	} else if (sn_streq_nocase(value, "no")) {
-		cfg->warmup_reuse = false;
-	} else {
-		ARG_ERROR(err, arg, "expected yes (a step reuses a pass of the same job on the same node, GPUs, NCCL and NCCL_* settings) or no (every step warms up)");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Fleet record sinks (record.h, prom.h): admin paths, never the user's;
- * "%n" is the node name (one file or directory per node on a shared file
- * system, as slurm.conf's SlurmdLogFile=%n).
- */
-static int parse_sink_path(char *dst, size_t len, const char *value,
-			   const char *arg, struct sn_error *err)
-{
-	if (!sn_record_path_valid(value)) {
-		ARG_ERROR(err, arg, "only %%n (the node name) and %%%% may follow a '%%'");
-		return -1;
-	}
-	return parse_abs_path(dst, len, value, arg, err);
-}
-
-static int parse_record_file(struct sn_config *cfg, const char *value,
-			     const char *arg, struct sn_error *err)
-{
-	return parse_sink_path(cfg->record_file, sizeof(cfg->record_file),
-			       value, arg, err);
-}
-
-static int parse_prom_dir(struct sn_config *cfg, const char *value,
-			  const char *arg, struct sn_error *err)
-{
-	return parse_sink_path(cfg->prom_dir, sizeof(cfg->prom_dir), value,
-			       arg, err);
-}
-
-static int parse_record_syslog(struct sn_config *cfg, const char *value,
-			       const char *arg, struct sn_error *err)
-{
-	if (sn_streq_nocase(value, "yes")) {
-		cfg->record_syslog = true;
-	} else if (sn_streq_nocase(value, "no")) {
-		cfg->record_syslog = false;
-	} else {
-		ARG_ERROR(err, arg, "expected yes (one syslog message per warmup) or no");
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_reuse_dir(struct sn_config *cfg, const char *value,
-			   const char *arg, struct sn_error *err)
+static int set_reuse_dir(KEY_ARGS)
 {
 	/* Record names are appended: leave room for "/job-N/<hash>". */
-	return parse_abs_path(cfg->warmup_reuse_dir,
-			      sizeof(cfg->warmup_reuse_dir) - 64, value, arg,
-			      err);
+	return parse_abs_path(AT(cfg, key), key->len - 64, value, arg, err);
 }
 
-static int parse_nccl(struct sn_config *cfg, const char *value,
-		      const char *arg, struct sn_error *err)
+static int set_transport(KEY_ARGS)
 {
-	return parse_abs_path(cfg->warmup_nccl, sizeof(cfg->warmup_nccl),
-			      value, arg, err);
-}
-
-static int parse_fabric_ports(struct sn_config *cfg, const char *value,
-			      const char *arg, struct sn_error *err)
-{
-	struct sn_error why;
-
-	if (sn_port_range_parse(value, &cfg->fabric_ports, &why) < 0) {
-		ARG_ERROR(err, arg, "%s, e.g. fabric_ports=%d-%d (the ports the fabric warmup may listen on, on a step's first node)",
-			  why.msg, SN_FABRIC_PORT_LO_DEFAULT,
-			  SN_FABRIC_PORT_HI_DEFAULT);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_fabric_transport(struct sn_config *cfg, const char *value,
-				  const char *arg, struct sn_error *err)
-{
+	(void)key;
 	if (sn_parse_fabric_transport(value, &cfg->fabric_refuse_socket) < 0) {
 		ARG_ERROR(err, arg, "expected any (every network NCCL picks passes) or no-socket (NCCL's TCP socket transport between nodes fails the fabric warmup: for sites with InfiniBand, RoCE or a net plugin)");
 		return -1;
@@ -297,16 +207,9 @@ static int parse_fabric_transport(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_munge_socket(struct sn_config *cfg, const char *value,
-			      const char *arg, struct sn_error *err)
+static int set_fabric_auth(KEY_ARGS)
 {
-	return parse_abs_path(cfg->fabric_munge_socket,
-			      sizeof(cfg->fabric_munge_socket), value, arg, err);
-}
-
-static int parse_fabric_auth(struct sn_config *cfg, const char *value,
-			     const char *arg, struct sn_error *err)
-{
+	(void)key;
 	if (sn_auth_choice_parse(value, &cfg->fabric_auth) < 0) {
 		ARG_ERROR(err, arg, "expected auto (from slurm.conf's AuthType), munge or key (a key derived from slurm.key or fabric_key=)");
 		return -1;
@@ -314,16 +217,9 @@ static int parse_fabric_auth(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_fabric_key(struct sn_config *cfg, const char *value,
-			    const char *arg, struct sn_error *err)
+static int set_ras(KEY_ARGS)
 {
-	return parse_abs_path(cfg->fabric_key, sizeof(cfg->fabric_key), value,
-			      arg, err);
-}
-
-static int parse_ras(struct sn_config *cfg, const char *value,
-		     const char *arg, struct sn_error *err)
-{
+	(void)key;
 	if (sn_ras_policy_parse(value, &cfg->ras) < 0) {
 		ARG_ERROR(err, arg, "expected step (each step's NCCL RAS on its own port), off (NCCL_RAS_ENABLE=0) or nccl (NCCL's defaults)");
 		return -1;
@@ -331,25 +227,11 @@ static int parse_ras(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_ras_ports(struct sn_config *cfg, const char *value,
-			   const char *arg, struct sn_error *err)
+static int set_health(KEY_ARGS)
 {
 	struct sn_error why;
 
-	if (sn_port_range_parse(value, &cfg->ras_ports, &why) < 0) {
-		ARG_ERROR(err, arg, "%s, e.g. ras_ports=%d-%d (the localhost ports of the steps' NCCL RAS, ras=step)",
-			  why.msg, SN_RAS_PORT_LO_DEFAULT,
-			  SN_RAS_PORT_HI_DEFAULT);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_health(struct sn_config *cfg, const char *value,
-			const char *arg, struct sn_error *err)
-{
-	struct sn_error why;
-
+	(void)key;
 	if (sn_health_policy_parse(value, &cfg->health, &why) < 0) {
 		ARG_ERROR(err, arg, "%s", why.msg);
 		return -1;
@@ -358,59 +240,165 @@ static int parse_health(struct sn_config *cfg, const char *value,
 	return 0;
 }
 
-static int parse_health_busy(struct sn_config *cfg, const char *value,
-			     const char *arg, struct sn_error *err)
+static int set_health_busy(KEY_ARGS)
 {
 	if (sn_health_parse_busy_mib(value, &cfg->health.busy_mib) < 0) {
-		ARG_ERROR(err, arg, "expected whole MiB from 0 to %llu (memory other processes may hold on a GPU before the busy check counts it), e.g. health_busy_mib=%llu",
-			  SN_HEALTH_BUSY_MIB_MAX, SN_HEALTH_BUSY_MIB_DEFAULT);
+		ARG_ERROR(err, arg, "expected whole MiB from 0 to %llu (memory other processes may hold on a GPU before the busy check counts it), e.g. health_busy_mib=%s",
+			  SN_HEALTH_BUSY_MIB_MAX, key->def);
 		return -1;
 	}
 	cfg->health_given = true;
 	return 0;
 }
 
-static int parse_confirm_env(struct sn_config *cfg, const char *value,
-			     const char *arg, struct sn_error *err)
-{
-	return parse_abs_path(cfg->confirm_env, sizeof(cfg->confirm_env),
-			      value, arg, err);
-}
-
-static const struct key_def keys[] = {
-	{ "profiles", parse_profiles },
-	{ "default_profiles", parse_default_profiles },
-	{ "warmup_helper", parse_helper },
-	{ "warmup_timeout", parse_timeout },
-	{ "warmup_mode", parse_mode },
-	{ "warmup_policy", parse_policy },
-	{ "warmup_min_busbw", parse_busbw },
-	{ "warmup_bytes", parse_bytes },
-	{ "warmup_teardown", parse_teardown },
-	{ "warmup_reuse", parse_reuse },
-	{ "warmup_reuse_dir", parse_reuse_dir },
-	{ "warmup_nccl", parse_nccl },
-	{ "record_file", parse_record_file },
-	{ "record_syslog", parse_record_syslog },
-	{ "prom_dir", parse_prom_dir },
-	{ "fabric_ports", parse_fabric_ports },
-	{ "fabric_transport", parse_fabric_transport },
-	{ "fabric_min_busbw", parse_fabric_busbw },
-	{ "fabric_munge_socket", parse_munge_socket },
-	{ "fabric_auth", parse_fabric_auth },
-	{ "fabric_key", parse_fabric_key },
-	{ "ras", parse_ras },
-	{ "ras_ports", parse_ras_ports },
-	{ "health", parse_health },
-	{ "health_busy_mib", parse_health_busy },
-	{ "confirm_env", parse_confirm_env },
+/*
+ * The keys.  A new key: its field in struct sn_config, a row here (most
+ * take a shared setter: set_path, set_sink_path, set_yes_no, set_gbps,
+ * set_ports), then `make generate` rewrites the docs' key lists.
+ */
+static const struct sn_config_key keys[] = {
+	{ "profiles", "PATH", "SYSCONFDIR/nccl-profiles.conf",
+	  "The profile file, an absolute path; it must be owned by root and not writable by group or others.",
+	  set_path, FIELD(profiles_path) },
+	{ "default_profiles", "NAME[,NAME...]", NULL,
+	  "Profiles applied to every step, before the requested ones; a user opts out with `--nccl-profile=none`. "
+	  "If they cannot be applied, a step that asked for no profile runs without them, with one warning.",
+	  set_default_profiles, FIELD(default_profiles) },
+	{ "warmup_helper", "PATH", "LIBEXECDIR/nccl-warmup",
+	  "The nccl-warmup binary, an absolute path; never taken from the user.",
+	  set_path, FIELD(warmup_helper) },
+	{ "warmup_timeout", "SECONDS", STR(SN_WARMUP_TIMEOUT_DEFAULT_S),
+	  "Deadline of one warmup, 1 to " STR(SN_WARMUP_TIMEOUT_MAX_S) " (srun abandons a launch after 600 s).",
+	  set_timeout, FIELD(warmup_timeout_s) },
+	{ "warmup_mode", "MODE", "comm",
+	  "Mode of a bare `--nccl-warmup`: " SN_WARMUP_MODES ".",
+	  set_mode, FIELD(warmup_mode) },
+	{ "warmup_policy", "fail|warn", "fail",
+	  "`fail`: a failed warmup fails the step's tasks; `warn`: the failure is printed and the step runs.",
+	  set_policy, FIELD(warmup_policy) },
+	{ "warmup_min_busbw", "GBPS", "0",
+	  "Bus bandwidth floor of `--nccl-warmup=bandwidth`, in GB/s (0: no floor).",
+	  set_gbps, FIELD(warmup_min_busbw_gbps) },
+	{ "warmup_bytes", "N[K|M|G]", "64M",
+	  "All-reduce size of `--nccl-warmup=bandwidth` (and of the fabric floor), 1K to 16G.",
+	  set_bytes, FIELD(warmup_bytes) },
+	{ "warmup_teardown", "exit|clean", "exit",
+	  "`exit`: the helper exits right after its verdict and process exit releases the GPUs before the tasks start (0.43 s faster on 4xH200); "
+	  "`clean`: ncclCommDestroy and cudaFree first.",
+	  set_teardown, FIELD(warmup_teardown_exit) },
+	{ "warmup_reuse", "yes|no", "yes",
+	  "`yes`: a step reuses a warmup that passed earlier in the same job on the same node, GPUs, NCCL library and NCCL_* settings (users force a new one with `--nccl-warmup=MODE,fresh`); "
+	  "`no`: every step warms up.",
+	  set_yes_no, FIELD(warmup_reuse) },
+	{ "warmup_reuse_dir", "PATH", "/run/spank-nccl",
+	  "Where slurmstepd, as root, keeps the records of passed warmups: one root-only directory per job, removed when the job ends. "
+	  "Keep it on a tmpfs, so that no record survives a reboot.",
+	  set_reuse_dir, FIELD(warmup_reuse_dir) },
+	{ "warmup_nccl", "PATH", NULL,
+	  "The site's NCCL (libnccl.so.2 or its directory), warmed when the job neither preloads one, names one (`nccl=`) nor has one in its LD_LIBRARY_PATH; "
+	  "none: the system's libnccl.so.2.",
+	  set_path, FIELD(warmup_nccl) },
+	{ "record_file", "PATH", NULL,
+	  "One JSON line per warmup (pass or fail), appended by slurmstepd as root; `%n` is the node name. "
+	  "Read it with spank-nccl-report(8).",
+	  set_sink_path, FIELD(record_file) },
+	{ "record_syslog", "yes|no", "no",
+	  "The same record to syslog (daemon.info, ident spank-nccl), as @cee: JSON in parts under 1 KiB.",
+	  set_yes_no, FIELD(record_syslog) },
+	{ "prom_dir", "DIR", NULL,
+	  "Keeps DIR/spank_nccl.prom for node_exporter's textfile collector; `%n` is the node name.",
+	  set_sink_path, FIELD(prom_dir) },
+	{ "fabric_ports", "LO-HI", STR(SN_FABRIC_PORT_LO_DEFAULT) "-" STR(SN_FABRIC_PORT_HI_DEFAULT),
+	  "The TCP ports (1024 to 65535, or one port) where a fabric warmup's coordinator listens, on the step's first node. "
+	  "Open them between the compute nodes, with the ephemeral ports NCCL uses.",
+	  set_ports, FIELD(fabric_ports) },
+	{ "fabric_transport", "any|no-socket", "any",
+	  "`no-socket`: a fabric warmup whose NCCL uses TCP sockets (NET/Socket) between the nodes fails (exit 11), for sites with InfiniBand, RoCE or a net plugin.",
+	  set_transport, FIELD(fabric_refuse_socket) },
+	{ "fabric_min_busbw", "GBPS", "0",
+	  "Inter-node bus bandwidth floor of a fabric warmup, timed with warmup_bytes over the communicator across the nodes (0: no floor; warmup_min_busbw does not apply).",
+	  set_gbps, FIELD(fabric_min_busbw_gbps) },
+	{ "fabric_munge_socket", "PATH", NULL,
+	  "munged's socket, through which a fabric warmup's nodes prove to each other that they are the job's (as slurm.conf's AuthInfo=socket=); "
+	  "none: libmunge's own.",
+	  set_path, FIELD(fabric_munge_socket) },
+	{ "fabric_auth", "auto|munge|key", "auto",
+	  "How a fabric warmup's nodes prove to each other that they are the job's: `munge` (munged's credentials), `key` (a per-step key root derives from the site secret, for AuthType=auth/slurm clusters without munged) or `auto` (by slurm.conf's AuthType).",
+	  set_fabric_auth, FIELD(fabric_auth) },
+	{ "fabric_key", "PATH", NULL,
+	  "The site secret (root-only, the same on every node) the per-step key of `fabric_auth=key` derives from; none: slurm.key beside slurm.conf.",
+	  set_path, FIELD(fabric_key) },
+	{ "ras", "step|off|nccl", "step",
+	  "NCCL's RAS (NCCL 2.24 and later): `step` gives each step its own NCCL_RAS_ADDR on 127.0.0.1 (unless the user set one), `off` sets NCCL_RAS_ENABLE=0, `nccl` leaves NCCL's defaults. "
+	  "RAS has no authentication: any local user can read a step's.",
+	  set_ras, FIELD(ras) },
+	{ "ras_ports", "LO-HI", STR(SN_RAS_PORT_LO_DEFAULT) "-" STR(SN_RAS_PORT_HI_DEFAULT),
+	  "The 127.0.0.1 ports of `ras=step`, picked from the job and step ids.",
+	  set_ports, FIELD(ras_ports) },
+	{ "health", "POLICY", "default",
+	  "The helper's GPU health checks, read from NVML before any CUDA context: `default`, `fail`, `warn` or `off` for every check and/or CHECK:LEVEL items, left to right, e.g. `health=default,pcie:fail`. "
+	  "The checks: busy, row_remap, retired_pages, ecc, persistence, compute_mode, pcie, nvlink, clocks; by default each fails but persistence, pcie and clocks, which warn.",
+	  set_health, FIELD(health) },
+	{ "health_busy_mib", "MIB", STR(SN_HEALTH_BUSY_MIB_DEFAULT),
+	  "Memory another process may hold on one of the step's GPUs before the busy check fails (exit 14).",
+	  set_health_busy, FIELD(health.busy_mib) },
+	{ "confirm_env", "PATH", NULL,
+	  "A root-owned file of NAME=VALUE lines: the environment (beside PATH and the step's CUDA_VISIBLE_DEVICES) of the root re-check after a failed warmup that decides a node fault.",
+	  set_path, FIELD(confirm_env) },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-const char *sn_config_key_name(size_t i)
+const struct sn_config_key *sn_config_keys(size_t *n)
 {
-	return i < N_KEYS ? keys[i].key : NULL;
+	*n = N_KEYS;
+	return keys;
+}
+
+/* DEF with a leading SYSCONFDIR/ or LIBEXECDIR/ made the directory. */
+static void expand_dirs(char *out, size_t len, const char *def)
+{
+	static const struct {
+		const char *word, *dir;
+	} dirs[] = { { "SYSCONFDIR/", SYSCONFDIR }, { "LIBEXECDIR/", LIBEXECDIR } };
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (strncmp(def, dirs[i].word, strlen(dirs[i].word)) == 0) {
+			snprintf(out, len, "%s/%s", dirs[i].dir,
+				 def + strlen(dirs[i].word));
+			return;
+		}
+	snprintf(out, len, "%s", def);
+}
+
+void sn_config_defaults(struct sn_config *cfg)
+{
+	char value[PATH_MAX];
+	struct sn_error err;
+	size_t k;
+
+	memset(cfg, 0, sizeof(*cfg));
+	sn_health_policy_defaults(&cfg->health);
+	/* test_config_doc.sh fails where a default does not parse. */
+	for (k = 0; k < N_KEYS; k++) {
+		if (!keys[k].def)
+			continue;
+		expand_dirs(value, sizeof(value), keys[k].def);
+		(void)keys[k].set(&keys[k], cfg, value, keys[k].name, &err);
+	}
+	cfg->health_given = false;	/* the defaults are not given */
+}
+
+/* "a, b, c": the keys, for the messages. */
+static void key_list(char *out, size_t len)
+{
+	size_t k, used = 0;
+
+	out[0] = '\0';
+	for (k = 0; k < N_KEYS && used < len; k++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s",
+					 k ? ", " : "", keys[k].name);
 }
 
 int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
@@ -419,6 +407,7 @@ int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
 	/* Parse into a copy: a bad argument leaves CFG untouched. */
 	struct sn_config next = *cfg;
 	bool seen[N_KEYS] = { false };
+	char valid[512];
 	int i;
 	size_t k;
 
@@ -427,22 +416,24 @@ int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
 		const char *eq = strchr(arg, '=');
 		size_t keylen = eq ? (size_t)(eq - arg) : 0;
 
-		if (!eq) {
-			ARG_ERROR(err, arg, "expected KEY=VALUE with KEY one of " VALID_KEYS);
-			return -1;
-		}
-		for (k = 0; k < N_KEYS; k++) {
-			if (strlen(keys[k].key) == keylen &&
-			    strncmp(arg, keys[k].key, keylen) == 0)
+		for (k = 0; eq && k < N_KEYS; k++) {
+			if (strlen(keys[k].name) == keylen &&
+			    strncmp(arg, keys[k].name, keylen) == 0)
 				break;
 		}
-		if (k == N_KEYS) {
-			ARG_ERROR(err, arg, "unknown key \"%.*s\": valid keys are " VALID_KEYS,
-				  (int)(keylen > 64 ? 64 : keylen), arg);
+		if (!eq || k == N_KEYS) {
+			key_list(valid, sizeof(valid));
+			if (!eq)
+				ARG_ERROR(err, arg, "expected KEY=VALUE with KEY one of %s",
+					  valid);
+			else
+				ARG_ERROR(err, arg, "unknown key \"%.*s\": valid keys are %s",
+					  (int)(keylen > 64 ? 64 : keylen), arg,
+					  valid);
 			return -1;
 		}
 		if (seen[k]) {
-			ARG_ERROR(err, arg, "%s is given twice: keep one", keys[k].key);
+			ARG_ERROR(err, arg, "%s is given twice: keep one", keys[k].name);
 			return -1;
 		}
 		seen[k] = true;
@@ -450,7 +441,7 @@ int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
 			ARG_ERROR(err, arg, "empty value: remove the argument to use the default");
 			return -1;
 		}
-		if (keys[k].parse(&next, eq + 1, arg, err) < 0)
+		if (keys[k].set(&keys[k], &next, eq + 1, arg, err) < 0)
 			return -1;
 	}
 	*cfg = next;

@@ -26,11 +26,6 @@
 #define LIBEXECDIR "/usr/libexec"
 #endif
 
-#define SN_DEFAULT_PROFILES_PATH SYSCONFDIR "/nccl-profiles.conf"
-#define SN_DEFAULT_WARMUP_HELPER LIBEXECDIR "/nccl-warmup"
-/* tmpfs: records of passed warmups never survive a reboot (reuse.h). */
-#define SN_DEFAULT_WARMUP_REUSE_DIR "/run/spank-nccl"
-
 enum sn_warmup_policy {
 	SN_POLICY_FAIL = 0,
 	SN_POLICY_WARN,
@@ -107,13 +102,36 @@ struct sn_config {
 	char confirm_env[PATH_MAX];
 };
 
-void sn_config_defaults(struct sn_config *cfg);
 /*
- * The keys, in the parser's order; NULL past the last.  The docs' tables
- * of keys and defaults are compared with them and with the defaults
- * (tests/unit/test_doc_keys.sh).
+ * The plugstack.conf keys: the one table (config.c) that the parser, its
+ * messages, the defaults and the key lists of spank-nccl(8) and
+ * plugstack.conf.example (written by `make generate`:
+ * src/report/config_doc.c) all come from.  To add a key: a field above,
+ * a row in config.c's table, then `make generate`.
  */
-const char *sn_config_key_name(size_t i);
+struct sn_config_key;
+typedef int (*sn_config_setter)(const struct sn_config_key *key,
+				struct sn_config *cfg, const char *value,
+				const char *arg, struct sn_error *err);
+struct sn_config_key {
+	const char *name;
+	const char *value;	/* the value's form in the docs: PATH, yes|no */
+	/*
+	 * The default as an admin writes it, parsed by sn_config_defaults;
+	 * a leading SYSCONFDIR/ or LIBEXECDIR/ is the configured directory.
+	 * NULL: none (empty, off).
+	 */
+	const char *def;
+	/* For the docs: plain sentences; `word` is written literally. */
+	const char *help;
+	sn_config_setter set;
+	size_t off, len;	/* the field that the shared setters write */
+};
+/* The table, in the parser's order; *N its length. */
+const struct sn_config_key *sn_config_keys(size_t *n);
+
+/* Every key at its default. */
+void sn_config_defaults(struct sn_config *cfg);
 /* argv as given to slurm_spank_init(); errors name the argument. */
 int sn_config_parse(struct sn_config *cfg, int argc, char *const argv[],
 		    struct sn_error *err);

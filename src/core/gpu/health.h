@@ -37,7 +37,7 @@ struct sn_health_policy {
 	unsigned long long busy_mib;	/* held above this fails "busy" */
 };
 
-#define SN_HEALTH_BUSY_MIB_DEFAULT 1024ULL
+#define SN_HEALTH_BUSY_MIB_DEFAULT 1024	/* a plain literal: config.c writes it out */
 #define SN_HEALTH_BUSY_MIB_MAX (1ULL << 24)	/* 16 TiB: a typo above */
 #define SN_HEALTH_SPEC_MAX 256			/* canonical spec text */
 /*

@@ -202,14 +202,28 @@ bool sn_fault_is_nccl_setting(const char *entry)
 	/* Logging, and RAS, whose listener never fails an init (NCCL
 	 * warns and runs on) and which ras=step sets in every step. */
 	static const char *const logging[] = {
-		"NCCL_DEBUG=", "NCCL_DEBUG_FILE=", "NCCL_DEBUG_SUBSYS=",
-		"NCCL_RAS_ADDR=", "NCCL_RAS_ENABLE=",
+		"NCCL_DEBUG", "NCCL_DEBUG_FILE", "NCCL_DEBUG_SUBSYS",
+		"NCCL_RAS_ADDR", "NCCL_RAS_ENABLE",
 	};
+	/* Named NCCL_* but not read by NCCL: build-time paths (PyTorch's
+	 * setup.py, CMake's FindNCCL) and NVIDIA images' version label
+	 * (NCCL_VERSION=2.28.3-1 in the NGC/CUDA images' environment). */
+	static const char *const not_nccls[] = {
+		"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT", "NCCL_ROOT_DIR",
+		"NCCL_INCLUDE_DIR", "NCCL_LIB_DIR", "NCCL_LIBRARY",
+		"NCCL_LIBRARIES",
+	};
+	size_t n = strcspn(entry, "=");
+	size_t i;
 
-	if (strncmp(entry, "NCCL_", 5) != 0 || !strchr(entry, '='))
+	if (strncmp(entry, "NCCL_", 5) != 0 || !entry[n])
 		return false;
-	for (size_t i = 0; i < sizeof(logging) / sizeof(logging[0]); i++)
-		if (strncmp(entry, logging[i], strlen(logging[i])) == 0)
+	for (i = 0; i < sizeof(logging) / sizeof(logging[0]); i++)
+		if (strlen(logging[i]) == n && strncmp(entry, logging[i], n) == 0)
+			return false;
+	for (i = 0; i < sizeof(not_nccls) / sizeof(not_nccls[0]); i++)
+		if (strlen(not_nccls[i]) == n &&
+		    strncmp(entry, not_nccls[i], n) == 0)
 			return false;
 	return true;
 }

@@ -64,9 +64,14 @@ bool sn_fault_from_helper(enum sn_record_class c);
  * F: a job's own fault never says "report the node".
  */
 const char *sn_fault_hint(int code, enum sn_fault f);
-/* Whether an environment entry NAME=VALUE is a job's NCCL_* setting
- * that shapes what NCCL does (NCCL_DEBUG* only log, NCCL_RAS_ADDR
- * and NCCL_RAS_ENABLE only start or move a monitor). */
+/*
+ * Whether an environment entry NAME=VALUE is a job's NCCL_* setting that
+ * shapes what NCCL does: the one predicate of "the job's NCCL_*" (a
+ * failure's fault, "NCCL_* in effect").  Not NCCL_DEBUG* (they only
+ * log), NCCL_RAS_ADDR and NCCL_RAS_ENABLE (they only start or move a
+ * monitor), nor NCCL_* names NCCL never reads (build paths, images'
+ * NCCL_VERSION label).
+ */
 bool sn_fault_is_nccl_setting(const char *entry);
 
 /* What a user reads of a failed warmup: at most this many characters,

@@ -65,29 +65,6 @@ const char *sn_warmup_exit_status(int exit_code)
 	return e ? e->status : sn_warmup_exits[SN_WARMUP_INTERNAL].status;
 }
 
-/*
- * Variables named NCCL_* that NCCL does not read: build-time paths
- * (PyTorch's setup.py, CMake's FindNCCL) and NVIDIA images' version label
- * (NCCL_VERSION=2.28.3-1 in the NGC/CUDA images' environment).
- */
-bool sn_nccl_env_read_by_nccl(const char *entry)
-{
-	static const char *const not_nccls[] = {
-		"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT", "NCCL_ROOT_DIR",
-		"NCCL_INCLUDE_DIR", "NCCL_LIB_DIR", "NCCL_LIBRARY",
-		"NCCL_LIBRARIES",
-	};
-	size_t n = strcspn(entry, "=");
-
-	if (strncmp(entry, "NCCL_", 5) != 0 || !entry[n])
-		return false;
-	for (size_t i = 0; i < sizeof(not_nccls) / sizeof(not_nccls[0]); i++)
-		if (strlen(not_nccls[i]) == n &&
-		    strncmp(entry, not_nccls[i], n) == 0)
-			return false;
-	return true;
-}
-
 const char *sn_warmup_exit_hint(int exit_code)
 {
 	const struct sn_warmup_exit_info *e = exit_info(exit_code);

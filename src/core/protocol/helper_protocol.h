@@ -59,11 +59,6 @@ const char *sn_warmup_exit_name(int exit_code);
 const char *sn_warmup_exit_status(int exit_code);
 /* Why and what to do for a helper exit code: "WHY: WHAT TO DO". */
 const char *sn_warmup_exit_hint(int exit_code);
-/*
- * "NAME=VALUE" is a variable NCCL reads: NCCL_*, less build paths and
- * images' labels (NCCL_VERSION); what "NCCL_* in effect" lists.
- */
-bool sn_nccl_env_read_by_nccl(const char *entry);
 /* In the helper's message, what follows is detail: shown under verbose
  * and kept in the record, not on the user's three lines. */
 #define SN_DETAIL_SEP "; detail: "
