@@ -10,8 +10,8 @@
  */
 #include <stdbool.h>
 
-#include "applied.h"
-#include "envlist.h"
+#include "profiles/applied.h"
+#include "base/envlist.h"
 #include "fuzz_util.h"
 
 static char *const start_env[] = {

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <strings.h>
 
-#include "busid.h"
+#include "gpu/busid.h"
 #include "fuzz_util.h"
 
 #define MAX_GPUS 64

@@ -8,10 +8,10 @@
  */
 #include <stdbool.h>
 
-#include "config.h"
-#include "helper_protocol.h"
+#include "config/config.h"
+#include "protocol/helper_protocol.h"
 #include "fuzz_util.h"
-#include "options.h"
+#include "config/options.h"
 
 #define MAX_ARGS 64
 

@@ -12,8 +12,8 @@
 #include <ctype.h>
 #include <math.h>
 
-#include "fabric_msg.h"
-#include "helper_protocol.h"
+#include "fabric/fabric_msg.h"
+#include "protocol/helper_protocol.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,7 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(size > 40 && memcmp(data, "SNFB2 SEAL 10.0.0.2:41000 10.0.0.1:29400\n", 41) == 0);
 	}
 	if (sn_fabric_auth_cred(text, cred, sizeof(cred), &err) == 0) {
-		FUZZ_CHECK(strncmp(cred, "MUNGE:", 6) == 0);
+		/* MUNGE's credential or the step key's (fabric_key.h). */
+		FUZZ_CHECK(strncmp(cred, "MUNGE:", 6) == 0 ||
+			   strncmp(cred, "SNK1:", 5) == 0);
 		FUZZ_CHECK(sn_fabric_auth_line(cred, line, sizeof(line), &err) == 0);
 	}
 	if (sn_fabric_msg_decode(text, &a, &err) == 0) {

@@ -11,9 +11,9 @@
 #include <ctype.h>
 #include <stdbool.h>
 
-#include "fabric_addr.h"
+#include "fabric/fabric_addr.h"
 #include "fuzz_util.h"
-#include "hostlist.h"
+#include "fabric/hostlist.h"
 
 #define CHECKED_HOSTS 64	/* nth/find are O(n) each: check a prefix */
 

@@ -10,7 +10,7 @@
  */
 #include <string.h>	/* memmem: run.sh builds with -D_GNU_SOURCE */
 
-#include "nccl_log.h"
+#include "gpu/nccl_log.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "fuzz_util.h"
-#include "options.h"
+#include "config/options.h"
 
 static void profile(const char *value)
 {

@@ -12,14 +12,14 @@
  */
 #include <stdbool.h>
 
-#include "env_apply.h"
+#include "profiles/env_apply.h"
 #include "fake_env.h"
 #include "fuzz_util.h"
-#include "options.h"
-#include "profile_file.h"
-#include "resolve.h"
-#include "rules.h"
-#include "strutil.h"
+#include "config/options.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
+#include "profiles/rules.h"
+#include "base/strutil.h"
 
 #define PATH "fuzz.conf"
 

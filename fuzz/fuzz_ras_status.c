@@ -8,7 +8,7 @@
  * and the verdict of each marks exactly n_odd present ranks odd, each
  * off the most common count, which n_rest ranks hold.
  */
-#include "ras_status.h"
+#include "protocol/ras_status.h"
 #include "fuzz_util.h"
 
 static struct sn_ras_status st;

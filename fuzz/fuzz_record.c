@@ -14,9 +14,9 @@
 #include <stdbool.h>
 
 #include "fuzz_util.h"
-#include "prom.h"
-#include "record.h"
-#include "record_read.h"
+#include "fleet/prom.h"
+#include "fleet/record.h"
+#include "fleet/record_read.h"
 
 static struct sn_json doc;
 static struct sn_record_view view;

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 
 #include "fuzz_util.h"
-#include "json_write.h"
-#include "warmup_result.h"
+#include "protocol/json_write.h"
+#include "protocol/warmup_result.h"
 
 #define TERMINATED(field) FUZZ_CHECK(memchr((field), '\0', sizeof(field)))
 

@@ -68,7 +68,7 @@ max_len() {
 build_all() {
 	local objs=() f o
 	local cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE
-		$(find "$src/src/core" -mindepth 1 -type d -printf '-I%p ')
+		-I"$src/src/core"
 		-I"$src/fuzz" -I"$src/tests/unit"
 		-fno-omit-frame-pointer -fno-sanitize-recover=all
 		'-DSYSCONFDIR="/etc/slurm"' '-DLIBEXECDIR="/usr/libexec"'

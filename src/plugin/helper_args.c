@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helper_args.h"
-#include "helper_protocol.h"
+#include "protocol/helper_protocol.h"
 
 void sn_argv_init(struct sn_argv *a)
 {

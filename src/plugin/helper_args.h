@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define SN_ARGV_MAX 47		/* words, past the NULL that ends them */
 #define SN_ARGV_TEXT_MAX 2048	/* the formatted words' text */

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "helper_child.h"
 
 /* Only async-signal-safe calls from here on: the parent has threads. */

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "helper_child.h"
 
 const char *sn_helper_stage_name(enum sn_helper_stage stage)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "plugin.h"
-#include "rules.h"
+#include "profiles/rules.h"
 #include "spank_wrap.h"
 
 #define SN_MAX_MATCHED_RULES 64

@@ -13,12 +13,12 @@
 
 #include <slurm/spank.h>
 
-#include "config.h"
-#include "error.h"
-#include "fault.h"
-#include "options.h"
-#include "profile_file.h"
-#include "resolve.h"
+#include "config/config.h"
+#include "base/error.h"
+#include "protocol/fault.h"
+#include "config/options.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
 
 /*
  * Each field is written by the file named beside it (and freed by

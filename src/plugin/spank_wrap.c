@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmdline.h"
+#include "config/cmdline.h"
 #include "spank_wrap.h"
-#include "strutil.h"
+#include "base/strutil.h"
 
 spank_context_t sn_spank_context(void)
 {

@@ -24,10 +24,10 @@
 #include "helper_exec.h"
 #include "plugin.h"
 #include "privilege.h"
-#include "record.h"
+#include "fleet/record.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"
-#include "strutil.h"
+#include "base/strutil.h"
 
 /* The confirm_env= file: a few lines; more is a mistake. */
 #define CONFIRM_ENV_MAX_BYTES 16384

@@ -9,9 +9,9 @@
 #include <stdbool.h>
 
 #include "helper_exec.h"
-#include "helper_protocol.h"
-#include "verdict.h"
-#include "warmup_result.h"
+#include "protocol/helper_protocol.h"
+#include "protocol/verdict.h"
+#include "protocol/warmup_result.h"
 
 struct sn_plugin;
 

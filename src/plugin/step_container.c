@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "helper_exec.h"
-#include "helper_protocol.h"
+#include "protocol/helper_protocol.h"
 #include "plugin.h"
 #include "privilege.h"
 #include "spank_wrap.h"

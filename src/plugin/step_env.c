@@ -14,10 +14,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "applied.h"
-#include "env_apply.h"
+#include "profiles/applied.h"
+#include "profiles/env_apply.h"
 #include "plugin.h"
-#include "ras.h"
+#include "config/ras.h"
 #include "spank_wrap.h"
 
 static int spank_env_get(void *ctx, const char *name, char *buf, size_t len)

@@ -10,12 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_fabric_auth.h"
-#include "strutil.h"
+#include "base/strutil.h"
 
 /* How long the derivation may outlive the helper before it is killed. */
 #define DERIVE_REAP_MS 2000

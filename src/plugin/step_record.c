@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "helper_exec.h"
 #include "plugin.h"
 #include "privilege.h"
-#include "record.h"
-#include "sinks.h"
+#include "fleet/record.h"
+#include "fleet/sinks.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"
-#include "strutil.h"
+#include "base/strutil.h"
 
 #ifndef SLURM_EXTERN_CONT
 #define SLURM_EXTERN_CONT 0xfffffffc

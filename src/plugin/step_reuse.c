@@ -36,7 +36,7 @@
 
 #include "plugin.h"
 #include "privilege.h"
-#include "reuse.h"
+#include "fleet/reuse.h"
 #include "spank_wrap.h"
 
 #ifndef SLURM_EXTERN_CONT

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "protocol/fault.h"
 #include "helper_args.h"
 #include "helper_exec.h"
 #include "plugin.h"
@@ -17,9 +17,9 @@
 #include "step_confirm.h"
 #include "step_fabric_auth.h"
 #include "step_tell.h"
-#include "strutil.h"
-#include "helper_protocol.h"
-#include "warmup_result.h"
+#include "base/strutil.h"
+#include "protocol/helper_protocol.h"
+#include "protocol/warmup_result.h"
 
 /* The job's own NCCL log shown to the user: lines, and each one's cut. */
 #define SN_NCCL_LOG_LINES 20

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmdline.h"
-#include "env_apply.h"
-#include "envlist.h"
+#include "config/cmdline.h"
+#include "profiles/env_apply.h"
+#include "base/envlist.h"
 #include "plugin.h"
-#include "strutil.h"
+#include "base/strutil.h"
 #include "spank_wrap.h"
 
 extern char **environ;

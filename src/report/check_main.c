@@ -23,10 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "profile_file.h"
-#include "resolve.h"
-#include "strutil.h"
+#include "config/config.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
+#include "base/strutil.h"
 
 #define PLUGIN_NAME "spank_nccl.so"
 #define MAX_ARGS 64

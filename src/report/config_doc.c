@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "textbuf.h"
+#include "config/config.h"
+#include "base/textbuf.h"
 
 #define BEGIN_MARK "<keys:"
 #define END_MARK "</keys>"

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "fleet/record.h"
 #include "report.h"
-#include "strutil.h"
+#include "base/strutil.h"
 
 #define MAX_SKIP_MESSAGES 10
 

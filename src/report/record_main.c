@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "record.h"
-#include "sinks.h"
-#include "strutil.h"
+#include "base/clock.h"
+#include "fleet/record.h"
+#include "fleet/sinks.h"
+#include "base/strutil.h"
 
 struct args {
 	struct sn_record r;

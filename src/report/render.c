@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "report.h"
-#include "warmup_result.h"
-#include "json_write.h"
+#include "protocol/warmup_result.h"
+#include "protocol/json_write.h"
 
 /*
  * For a terminal: anything but printable ASCII (a decoded "\n" or ESC in a

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "record_read.h"
+#include "fleet/record_read.h"
 
 enum report_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_SVG };
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "fleet/record.h"
 #include "report.h"
-#include "strutil.h"
+#include "base/strutil.h"
 
 /*
  * Whether a failed record counts against its node: its "fault" (schema

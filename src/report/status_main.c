@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hostlist.h"
+#include "fabric/hostlist.h"
 #include "status.h"
 
 static void usage(FILE *to)

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "json_write.h"
-#include "ras_status.h"
+#include "base/error.h"
+#include "protocol/json_write.h"
+#include "protocol/ras_status.h"
 #include "status.h"
 
 #define MAX_NODES 4096

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strutil.h"
+#include "base/strutil.h"
 #include "warmup.h"
 
 /*

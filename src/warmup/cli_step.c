@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hostlist.h"
-#include "strutil.h"
+#include "fabric/hostlist.h"
+#include "base/strutil.h"
 #include "warmup.h"
 
 enum {

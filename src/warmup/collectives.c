@@ -23,7 +23,7 @@
 #include "comm.h"
 #include "cuda_driver.h"
 #include "failed_call.h"
-#include "fault.h"
+#include "protocol/fault.h"
 #include "nccl_loader.h"
 
 /* Layout of each rank's scratch buffer, in floats: the inputs of every

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "container.h"
-#include "helper_protocol.h"
+#include "protocol/helper_protocol.h"
 
 #define WU_LIBNCCL "libnccl.so.2"
 

@@ -15,7 +15,7 @@
 
 #include "report_out.h"
 #include "container.h"
-#include "fault.h"
+#include "protocol/fault.h"
 #include "warmup.h"
 
 #define WU_MAX_GROUPS_LISTED 64

@@ -15,17 +15,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "busid.h"
-#include "clock.h"
-#include "fabric_addr.h"
-#include "fabric_msg.h"
-#include "health.h"
-#include "json_write.h"
-#include "hostlist.h"
-#include "nccl_log.h"
-#include "helper_protocol.h"
-#include "options.h"
-#include "warmup_result.h"
+#include "gpu/busid.h"
+#include "base/clock.h"
+#include "fabric/fabric_addr.h"
+#include "fabric/fabric_msg.h"
+#include "gpu/health.h"
+#include "protocol/json_write.h"
+#include "fabric/hostlist.h"
+#include "gpu/nccl_log.h"
+#include "protocol/helper_protocol.h"
+#include "config/options.h"
+#include "protocol/warmup_result.h"
 
 #define WU_MAX_GPUS SN_RESULT_MAX_GPUS
 #define WU_NODE_MAX 64

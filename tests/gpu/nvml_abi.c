@@ -12,7 +12,7 @@
 
 #define WU_NVML_REAL_HEADER
 #include "nvml_api.h"
-#include "health.h"
+#include "gpu/health.h"
 
 /* Each pointer type takes NVIDIA's function: -Werror=incompatible-pointer-types. */
 static nvml_init_fn f_init = nvmlInit_v2;

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "envlist.h"
+#include "base/envlist.h"
 #include "fake_env.h"
 
 /* Fails the test, showing both strings, unless HAY contains NEEDLE. */

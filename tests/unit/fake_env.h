@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "envlist.h"
+#include "base/envlist.h"
 
 struct fake_env {
 	struct sn_envlist list;

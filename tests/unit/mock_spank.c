@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmdline.h"
+#include "config/cmdline.h"
 #include "mock_spank.h"
 
 static struct mock_spank mock;

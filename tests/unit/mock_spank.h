@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "envlist.h"
+#include "base/envlist.h"
 #include "spank_wrap.h"
 
 #define MOCK_LOG_MAX 64

@@ -7,8 +7,8 @@
  */
 #include <stdio.h>
 
-#include "json_write.h"
-#include "record_schema.h"
+#include "protocol/json_write.h"
+#include "protocol/record_schema.h"
 
 static void indent(int depth)
 {

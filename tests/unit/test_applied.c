@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "applied.h"
+#include "profiles/applied.h"
 
 static void round_trip(void **state)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "busid.h"
+#include "gpu/busid.h"
 
 static void test_parse_valid(void **state)
 {

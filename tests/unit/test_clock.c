@@ -12,7 +12,7 @@
 
 #include "core_testutil.h"
 
-#include "clock.h"
+#include "base/clock.h"
 
 static void test_clock_reads(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include "core_testutil.h"
 
-#include "cmdline.h"
+#include "config/cmdline.h"
 
 struct after_case {
 	const char *line[10];

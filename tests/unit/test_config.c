@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core_testutil.h"
 
-#include "config.h"
+#include "config/config.h"
 
 static int parse1(struct sn_config *cfg, const char *arg, struct sn_error *err)
 {

@@ -25,10 +25,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "env_apply.h"
-#include "profile_file.h"
-#include "resolve.h"
-#include "rules.h"
+#include "profiles/env_apply.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
+#include "profiles/rules.h"
 
 #ifndef SN_SRCDIR
 #error "SN_SRCDIR must name the source tree"

@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 
-#include "env_apply.h"
-#include "profile_file.h"
-#include "resolve.h"
+#include "profiles/env_apply.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
 
 /* Builds a plan straight from one profile's text. */
 struct planned {

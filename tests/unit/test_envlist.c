@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core_testutil.h"
 
-#include "envlist.h"
+#include "base/envlist.h"
 
 static void test_init_get(void **state)
 {

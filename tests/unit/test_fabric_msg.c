@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "fabric_msg.h"
+#include "fabric/fabric_msg.h"
 
 static void roundtrip(const struct sn_fabric_msg *in, const char *want)
 {

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "health.h"
-#include "helper_protocol.h"
+#include "config/config.h"
+#include "gpu/health.h"
+#include "protocol/helper_protocol.h"
 
 /* A healthy idle H200 as measured: gen 5/5 x16/x16, 18 links, idle. */
 static void healthy(struct sn_gpu_health *h)

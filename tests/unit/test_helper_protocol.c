@@ -8,8 +8,8 @@
 
 #include "core_testutil.h"
 
-#include "fault.h"
-#include "helper_protocol.h"
+#include "protocol/fault.h"
+#include "protocol/helper_protocol.h"
 
 static void test_exit_names_and_hints(void **state)
 {

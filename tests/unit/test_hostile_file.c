@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile_file.h"
-#include "strutil.h"
+#include "profiles/profile_file.h"
+#include "base/strutil.h"
 
 #define NOBODY 65534
 

@@ -21,14 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "applied.h"
-#include "config.h"
-#include "env_apply.h"
-#include "options.h"
-#include "profile_file.h"
-#include "resolve.h"
-#include "strutil.h"
-#include "warmup_result.h"
+#include "profiles/applied.h"
+#include "config/config.h"
+#include "profiles/env_apply.h"
+#include "config/options.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
+#include "base/strutil.h"
+#include "protocol/warmup_result.h"
 
 /* ---- option values ---------------------------------------------------- */
 

@@ -22,8 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "prom.h"
-#include "record.h"
+#include "fleet/prom.h"
+#include "fleet/record.h"
 
 #define NOBODY 65534
 #define HANG_LIMIT_S 10

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "env_apply.h"
-#include "profile_file.h"
-#include "resolve.h"
-#include "strutil.h"
+#include "profiles/env_apply.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
+#include "base/strutil.h"
 
 /* ---- the profile file as text --------------------------------------- */
 

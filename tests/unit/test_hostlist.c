@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "fabric_addr.h"
-#include "hostlist.h"
+#include "fabric/fabric_addr.h"
+#include "fabric/hostlist.h"
 
 /* Expands EXPR into one space-separated string. */
 static int join_visit(const char *host, size_t index, void *arg,

@@ -3,7 +3,7 @@
 
 #include "core_testutil.h"
 
-#include "kvlist.h"
+#include "base/kvlist.h"
 
 static void test_kvlist_find(void **state)
 {

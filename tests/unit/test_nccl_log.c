@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "nccl_log.h"
+#include "gpu/nccl_log.h"
 
 static void assert_transport(const char *log, const char *want)
 {

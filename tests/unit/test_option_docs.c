@@ -11,7 +11,7 @@
 
 #include "core_testutil.h"
 
-#include "options.h"
+#include "config/options.h"
 
 /* A copy of the text from START up to END (exclusive) or the end. */
 static char *section(const char *text, const char *start, const char *end)

@@ -3,8 +3,8 @@
 
 #include <limits.h>
 
-#include "options.h"
-#include "strutil.h"
+#include "config/options.h"
+#include "base/strutil.h"
 
 static void test_profile_single_and_list(void **state)
 {

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profile_file.h"
+#include "profiles/profile_file.h"
 
 static const char good_text[] =
 	"# site profiles\n"

@@ -8,9 +8,9 @@
 
 #include <stdio.h>
 
-#include "config.h"
-#include "envlist.h"
-#include "ras.h"
+#include "config/config.h"
+#include "base/envlist.h"
+#include "config/ras.h"
 
 static const struct sn_port_range range = { SN_RAS_PORT_LO_DEFAULT,
 					    SN_RAS_PORT_HI_DEFAULT };

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "ras_status.h"
+#include "protocol/ras_status.h"
 
 static struct sn_ras_status st;
 

@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "prom.h"
-#include "record.h"
-#include "record_read.h"
-#include "helper_protocol.h"
+#include "fleet/prom.h"
+#include "fleet/record.h"
+#include "fleet/record_read.h"
+#include "protocol/helper_protocol.h"
 
 static struct sn_json doc;
 static struct sn_record_view view;

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "record.h"
-#include "record_read.h"
+#include "fleet/record.h"
+#include "fleet/record_read.h"
 
 static struct sn_json doc;
 static struct sn_record_view view;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "core_testutil.h"
 
-#include "options.h"
-#include "profile_file.h"
-#include "resolve.h"
+#include "config/options.h"
+#include "profiles/profile_file.h"
+#include "profiles/resolve.h"
 
 static const char profiles[] =
 	"[profile ppo-tree]\n"

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reuse.h"
+#include "fleet/reuse.h"
 
 static struct sn_reuse_inputs inputs(char *const *envp)
 {

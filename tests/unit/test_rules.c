@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "core_testutil.h"
 
-#include "profile_file.h"
-#include "rules.h"
+#include "profiles/profile_file.h"
+#include "profiles/rules.h"
 
 /* One rule per line of the table, evaluated against one environment. */
 struct rule_case {

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "profile_file.h"
+#include "profiles/profile_file.h"
 
 #ifndef SHIPPED_PROFILES
 #error "SHIPPED_PROFILES must name etc/nccl-profiles.conf"

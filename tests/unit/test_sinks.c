@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "core_testutil.h"
-#include "json.h"
-#include "prom.h"
-#include "record.h"
-#include "sinks.h"
+#include "protocol/json.h"
+#include "fleet/prom.h"
+#include "fleet/record.h"
+#include "fleet/sinks.h"
 
 /* What reached "/dev/log": every message (sn_syslog_send replaced: this
  * program's definition wins over the library's). */

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "slurm_auth.h"
+#include "config/slurm_auth.h"
 
 static void test_read_and_resolve(void **state)
 {

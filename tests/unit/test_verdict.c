@@ -6,7 +6,7 @@
  */
 #include "core_testutil.h"
 
-#include "verdict.h"
+#include "protocol/verdict.h"
 
 #define N SN_FAULT_NODE
 #define J SN_FAULT_JOB

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "helper_protocol.h"
-#include "json_write.h"
-#include "warmup_result.h"
+#include "protocol/helper_protocol.h"
+#include "protocol/json_write.h"
+#include "protocol/warmup_result.h"
 
 /* What nccl-warmup --json printed on the fake 4-GPU node. */
 static const char helper_ok[] =

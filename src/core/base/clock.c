@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 static double read_ms(clockid_t id)
 {

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envlist.h"
-#include "strutil.h"
+#include "base/envlist.h"
+#include "base/strutil.h"
 
 /* Index of NAME in LIST, or -1. */
 static long find(const struct sn_envlist *list, const char *name)

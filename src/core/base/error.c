@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "base/error.h"
 
 void sn_error_set(struct sn_error *err, const char *fmt, ...)
 {

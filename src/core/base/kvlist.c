@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvlist.h"
-#include "strutil.h"
+#include "base/kvlist.h"
+#include "base/strutil.h"
 
 /* Large enough for any allocator or NCCL setting a rule would look at. */
 #define KV_VALUE_MAX 8192

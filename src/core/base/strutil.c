@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "base/strutil.h"
 
 /*
  * ASCII-only classification: <ctype.h> depends on the locale, and the

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "textbuf.h"
+#include "base/textbuf.h"
 
 void sn_text_add(struct sn_text *t, const char *fmt, ...)
 {

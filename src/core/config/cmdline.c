@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmdline.h"
+#include "config/cmdline.h"
 
 void sn_cmdline_free(struct sn_cmdline *cl)
 {

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "record.h"
-#include "helper_protocol.h"
-#include "strutil.h"
+#include "config/config.h"
+#include "config/node_path.h"
+#include "protocol/helper_protocol.h"
+#include "base/strutil.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

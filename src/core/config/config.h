@@ -12,12 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "helper_protocol.h"
-#include "health.h"
-#include "options.h"
-#include "ras.h"
-#include "slurm_auth.h"
+#include "base/error.h"
+#include "protocol/helper_protocol.h"
+#include "gpu/health.h"
+#include "config/options.h"
+#include "config/ras.h"
+#include "config/slurm_auth.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"

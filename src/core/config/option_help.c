@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "options.h"
+#include "config/options.h"
 
 struct out {
 	char *buf;

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "options.h"
-#include "strutil.h"
+#include "config/options.h"
+#include "base/strutil.h"
 
 #define OPT_PROFILE "--nccl-profile"
 #define OPT_WARMUP "--nccl-warmup"

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define SN_PROFILE_NAME_MAX 64
 #define SN_PROFILE_REQUEST_MAX 32

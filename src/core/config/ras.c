@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ras.h"
-#include "strutil.h"
+#include "config/ras.h"
+#include "base/strutil.h"
 
 #define RAS_ADDR "NCCL_RAS_ADDR"
 #define RAS_ENABLE "NCCL_RAS_ENABLE"

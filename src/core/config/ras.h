@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "envlist.h"
-#include "error.h"
-#include "helper_protocol.h"
+#include "base/envlist.h"
+#include "base/error.h"
+#include "protocol/helper_protocol.h"
 
 enum sn_ras_policy {
 	SN_RAS_STEP = 0,	/* each step its own NCCL_RAS_ADDR */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "slurm_auth.h"
+#include "config/slurm_auth.h"
 
 static const char *const names[] = {
 	[SN_FABRIC_AUTH_AUTO] = "auto",

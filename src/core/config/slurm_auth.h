@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 enum sn_fabric_auth {
 	SN_FABRIC_AUTH_AUTO = 0,	/* from slurm.conf's AuthType (default) */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_addr.h"
-#include "ras.h"
+#include "fabric/fabric_addr.h"
+#include "config/ras.h"
 
 unsigned int sn_fabric_port(const struct sn_port_range *range,
 			    uint32_t jobid, uint32_t stepid,

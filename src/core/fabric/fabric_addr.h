@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 /* struct sn_port_range, sn_port_range_parse: shared with plugstack.conf. */
-#include "helper_protocol.h"
+#include "protocol/helper_protocol.h"
 
 #define SN_ENDPOINT_MAX 80	/* "[v6 address]:port" and NUL */
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_msg.h"
-#include "fabric_addr.h"
-#include "helper_protocol.h"
-#include "strutil.h"
+#include "fabric/fabric_msg.h"
+#include "fabric/fabric_addr.h"
+#include "protocol/helper_protocol.h"
+#include "base/strutil.h"
 
 #define SEAL_TAG SN_FABRIC_MAGIC " SEAL "
 #define AUTH_TAG SN_FABRIC_MAGIC " AUTH "

@@ -42,8 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "hostlist.h"
+#include "base/error.h"
+#include "fabric/hostlist.h"
 
 #define SN_FABRIC_MAGIC "SNFB2"
 /* One line, newline included: an AUTH line carries a MUNGE credential. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hostlist.h"
+#include "fabric/hostlist.h"
 
 #define SN_RANGE_DIGITS_MAX 9	/* keeps every bound below 10^9 */
 

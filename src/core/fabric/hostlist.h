@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define SN_HOSTNAME_MAX 256		/* bytes, NUL included */
 #define SN_HOSTLIST_MAX_HOSTS 65536	/* more nodes than any step has */

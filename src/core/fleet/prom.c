@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "prom.h"
-#include "textbuf.h"
+#include "base/clock.h"
+#include "fleet/prom.h"
+#include "base/textbuf.h"
 
 #define PROM_MAX_BYTES 65536
 /* A lock holder only reads and rewrites a small file. */

@@ -17,8 +17,8 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "record.h"
+#include "base/error.h"
+#include "fleet/record.h"
 
 #define SN_PROM_FILE "spank_nccl.prom"
 #define SN_PROM_LOCK ".spank_nccl.lock"

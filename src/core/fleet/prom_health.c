@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "health.h"
-#include "prom.h"
+#include "gpu/health.h"
+#include "fleet/prom.h"
 
 /* Findings of CHECK in TEXT: "GPU <digits> CHECK: " occurrences. */
 static unsigned int count_check(const char *text, const char *check)

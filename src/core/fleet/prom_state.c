@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "health.h"
-#include "prom.h"
-#include "textbuf.h"
+#include "gpu/health.h"
+#include "fleet/prom.h"
+#include "base/textbuf.h"
 
 #define P "spank_nccl_warmup_"
 

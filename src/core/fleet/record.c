@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record.h"
-#include "json_write.h"
-#include "textbuf.h"
-#include "helper_protocol.h"
+#include "fleet/record.h"
+#include "protocol/json_write.h"
+#include "base/textbuf.h"
+#include "protocol/helper_protocol.h"
 
 const char *sn_record_class_name(enum sn_record_class c)
 {
@@ -72,33 +72,6 @@ enum sn_fault sn_record_fault(enum sn_record_class c,
 	    sn_record_class_of_exit(res->exit_code) == c)
 		return f;
 	return sn_fault_of_class(c);
-}
-
-bool sn_record_path_valid(const char *pattern)
-{
-	for (const char *p = strchr(pattern, '%'); p; p = strchr(p + 2, '%'))
-		if (p[1] != 'n' && p[1] != '%')
-			return false;
-	return true;
-}
-
-int sn_record_path(char *dst, size_t cap, const char *pattern,
-		   const char *node)
-{
-	struct sn_text t = { dst, cap, 0, false };
-
-	if (!sn_record_path_valid(pattern) || !node[0] || strchr(node, '/') ||
-	    strcmp(node, ".") == 0 || strcmp(node, "..") == 0)
-		return -1;
-	for (const char *p = pattern; *p; p++) {
-		if (*p != '%') {
-			sn_text_add(&t, "%c", *p);
-			continue;
-		}
-		p++;
-		sn_text_add(&t, "%s", *p == 'n' ? node : "%");
-	}
-	return t.full ? -1 : 0;
 }
 
 void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,

@@ -17,10 +17,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "fault.h"
-#include "record_schema.h"
-#include "warmup_result.h"
+#include "base/error.h"
+#include "config/node_path.h"
+#include "protocol/fault.h"
+#include "protocol/record_schema.h"
+#include "protocol/warmup_result.h"
 
 /* One record, GPUs and all, fits: 64 GPUs x ~300 bytes + the rest. */
 #define SN_RECORD_MAX_BYTES 32768
@@ -143,16 +144,6 @@ int sn_record_syslog(const struct sn_record *r, struct sn_error *err);
  * file, so that tests can replace it.
  */
 int sn_syslog_send(const char *msg, size_t len);
-
-/*
- * PATTERN with "%n" replaced by NODE and "%%" by "%" (like slurm.conf's
- * SlurmdLogFile=): one sink path per node on a shared file system.
- * -1 if the result does not fit or NODE could leave the directory.
- */
-int sn_record_path(char *dst, size_t cap, const char *pattern,
-		   const char *node);
-/* Whether PATTERN uses only %n and %%; a config check. */
-bool sn_record_path_valid(const char *pattern);
 
 /* GPU model of the result: the shared name, "mixed", or "" if unknown. */
 void sn_record_gpu_model(const struct sn_warmup_result *res, char *buf,

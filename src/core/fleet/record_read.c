@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record.h"
-#include "record_read.h"
-#include "strutil.h"
+#include "fleet/record.h"
+#include "fleet/record_read.h"
+#include "base/strutil.h"
 
 /* "string or null", ... for messages. */
 static void type_names(unsigned int types, char *buf, size_t cap)

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "json.h"
+#include "base/error.h"
+#include "protocol/json.h"
 
 struct sn_record_view {
 	double ts;			/* Unix time */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "fleet/record.h"
 
 /* daemon.info */
 #define PRI 30

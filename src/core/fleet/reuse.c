@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reuse.h"
-#include "strutil.h"
+#include "fleet/reuse.h"
+#include "base/strutil.h"
 
 /* Variables besides NCCL_* that change which NCCL runs, or how. */
 static const char *const key_env_names[] = {

@@ -31,8 +31,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "options.h"
+#include "base/error.h"
+#include "config/options.h"
 
 #define SN_REUSE_RECORD_MAX 65536
 #define SN_REUSE_MAGIC "spank-nccl warmup pass 1"

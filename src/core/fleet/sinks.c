@@ -2,8 +2,8 @@
 /* The fan-out of a fleet record to the admin's sinks (sinks.h). */
 #include <stdlib.h>
 
-#include "prom.h"
-#include "sinks.h"
+#include "fleet/prom.h"
+#include "fleet/sinks.h"
 
 static bool given(const char *setting)
 {

@@ -13,8 +13,8 @@
 
 #include <stdbool.h>
 
-#include "error.h"
-#include "record.h"
+#include "base/error.h"
+#include "fleet/record.h"
 
 /* Where the record goes; NULL or "" for none. */
 struct sn_sinks {

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "fleet/record.h"
 
 int sn_syslog_send(const char *msg, size_t len)
 {

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "busid.h"
-#include "strutil.h"
+#include "gpu/busid.h"
+#include "base/strutil.h"
 
 /*
  * Reads exactly MIN..MAX hex digits from *P, advancing it.  Returns -1 if

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "health.h"
-#include "helper_protocol.h"
+#include "gpu/health.h"
+#include "protocol/helper_protocol.h"
 
 void sn_gpu_health_unknown(struct sn_gpu_health *h)
 {

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "helper_protocol.h"
+#include "base/error.h"
+#include "protocol/helper_protocol.h"
 
 enum sn_health_check {
 	SN_HC_BUSY,		/* memory held by other processes */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "health.h"
-#include "strutil.h"
+#include "gpu/health.h"
+#include "base/strutil.h"
 
 static const char *const check_names[SN_HC_COUNT] = {
 	"busy", "row_remap", "retired_pages", "ecc", "persistence",

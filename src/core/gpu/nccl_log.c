@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "nccl_log.h"
+#include "gpu/nccl_log.h"
 
 /*
  * NCCL's init logs, once per process, "<host>:<pid>:<tid> [<dev>] NCCL

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "applied.h"
-#include "strutil.h"
-#include "profile_file.h"
+#include "profiles/applied.h"
+#include "base/strutil.h"
+#include "profiles/profile_file.h"
 
 static char *dup_or_null(const char *s)
 {

@@ -17,8 +17,8 @@
 
 #include <stddef.h>
 
-#include "envlist.h"
-#include "error.h"
+#include "base/envlist.h"
+#include "base/error.h"
 
 #define SN_ENV_APPLIED "SPANK_NCCL_APPLIED"
 #define SN_APPLIED_MAX_ENTRIES 256

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "env_alias.h"
+#include "profiles/env_alias.h"
 
 static const char *const groups[][3] = {
 	/*

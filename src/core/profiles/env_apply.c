@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env_alias.h"
-#include "env_apply.h"
-#include "kvlist.h"
-#include "strutil.h"
+#include "profiles/env_alias.h"
+#include "profiles/env_apply.h"
+#include "base/kvlist.h"
+#include "base/strutil.h"
 
 /* Longest user value we read back (spank_getenv needs a buffer). */
 #define APPLY_VALUE_MAX 32768

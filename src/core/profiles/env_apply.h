@@ -23,10 +23,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "applied.h"
-#include "envlist.h"
-#include "error.h"
-#include "resolve.h"
+#include "profiles/applied.h"
+#include "base/envlist.h"
+#include "base/error.h"
+#include "profiles/resolve.h"
 
 enum sn_notice_kind {
 	SN_NOTICE_USER_KEPT,		/* user's value wins over the profile */

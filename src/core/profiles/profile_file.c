@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "options.h"
-#include "profile_syntax.h"
-#include "strutil.h"
+#include "config/options.h"
+#include "profiles/profile_syntax.h"
+#include "base/strutil.h"
 
 /* Checks the section just ended; P->line is moved to its header. */
 static int finish_section(struct sn_pf_parser *p)

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define SN_VAR_NAME_MAX 128
 #define SN_VALUE_MAX 4096

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvlist.h"
-#include "profile_syntax.h"
-#include "strutil.h"
+#include "base/kvlist.h"
+#include "profiles/profile_syntax.h"
+#include "base/strutil.h"
 
 #define PROFILE_DIRECTIVES "description, set, default, merge, unset, force"
 

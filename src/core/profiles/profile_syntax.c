@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile_syntax.h"
-#include "strutil.h"
+#include "profiles/profile_syntax.h"
+#include "base/strutil.h"
 
 int sn_pf_error(struct sn_pf_parser *p, const char *fmt, ...)
 {

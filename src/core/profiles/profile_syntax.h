@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "error.h"
-#include "profile_file.h"
+#include "base/error.h"
+#include "profiles/profile_file.h"
 
 /* Parser state; SET is built in place and freed whole on any error. */
 struct sn_pf_parser {

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env_alias.h"
-#include "kvlist.h"
-#include "resolve.h"
-#include "strutil.h"
+#include "profiles/env_alias.h"
+#include "base/kvlist.h"
+#include "profiles/resolve.h"
+#include "base/strutil.h"
 
 /* An operation of the plan being built, with where it came from. */
 struct pending {

@@ -15,9 +15,9 @@
 #ifndef SN_RESOLVE_H
 #define SN_RESOLVE_H
 
-#include "error.h"
-#include "options.h"
-#include "profile_file.h"
+#include "base/error.h"
+#include "config/options.h"
+#include "profiles/profile_file.h"
 
 struct sn_plan {
 	struct sn_env_op *ops;	/* copies; var/value/profile owned by the plan */

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile_syntax.h"
-#include "strutil.h"
+#include "profiles/profile_syntax.h"
+#include "base/strutil.h"
 
 #define RULE_DIRECTIVES "level, message, when"
 #define WHEN_SYNTAX "\"when VAR[,VAR...] = V1[|V2...]\", \"!= V1[|V2...]\", \"has KEY:VALUE\", \"set\" or \"unset\""

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "kvlist.h"
-#include "rules.h"
-#include "strutil.h"
+#include "base/kvlist.h"
+#include "profiles/rules.h"
+#include "base/strutil.h"
 
 /* Large enough for any allocator or NCCL setting a rule would look at. */
 #define RULE_VALUE_MAX 8192

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "envlist.h"
-#include "profile_file.h"
+#include "base/envlist.h"
+#include "profiles/profile_file.h"
 
 /* True if every condition of RULE holds in ENV. */
 bool sn_rule_matches(const struct sn_rule *rule, struct sn_env *env);

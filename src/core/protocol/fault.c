@@ -4,8 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fault.h"
-#include "helper_protocol.h"
+#include "protocol/fault.h"
+#include "protocol/helper_protocol.h"
 
 const char *const sn_fault_names[SN_FAULT_COUNT + 1] = {
 	[SN_FAULT_NONE] = NULL,

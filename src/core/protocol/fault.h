@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "record_schema.h"
+#include "protocol/record_schema.h"
 
 enum sn_fault {
 	SN_FAULT_NONE = 0,	/* a pass: no fault */

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper_protocol.h"
-#include "strutil.h"
+#include "protocol/helper_protocol.h"
+#include "base/strutil.h"
 
 const struct sn_warmup_exit_info sn_warmup_exits[] = {
 	{ SN_WARMUP_OK, "ok", "ok",

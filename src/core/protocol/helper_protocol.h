@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /*
  * Never renumber a released code.  Reserved, not yet used: 16-19

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "json.h"
-#include "json_read.h"
+#include "protocol/json.h"
+#include "protocol/json_read.h"
 
 struct parser {
 	struct sn_json_reader r;	/* the lexical layer: json_read.c */

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define SN_JSON_MAX_VALUES 4096
 #define SN_JSON_MAX_TEXT 65536

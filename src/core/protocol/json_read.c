@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_read.h"
-#include "strutil.h"
+#include "protocol/json_read.h"
+#include "base/strutil.h"
 
 #define MAX_NUMBER_TEXT 64
 

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /* Deep enough for the result's schema (3 levels) plus room for growth. */
 #define SN_JSON_MAX_DEPTH 16

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "json_write.h"
+#include "protocol/json_write.h"
 
 size_t sn_json_escape(char *dst, size_t cap, const char *src)
 {

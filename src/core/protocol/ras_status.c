@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "json_read.h"
-#include "ras_status.h"
+#include "protocol/json_read.h"
+#include "protocol/ras_status.h"
 
 #define INT_MAX_JSON 9007199254740992.0	/* 2^53: exact in a double */
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define SN_RAS_MAX_COMMS 256
 #define SN_RAS_MAX_RANKS 8192	/* of all communicators together */

@@ -7,8 +7,8 @@
  */
 #include <stddef.h>
 
-#include "fault.h"
-#include "record_schema.h"
+#include "protocol/fault.h"
+#include "protocol/record_schema.h"
 
 const char *const sn_record_class_names[SN_CLASS_COUNT + 1] = {
 	[SN_CLASS_OK] = "ok",

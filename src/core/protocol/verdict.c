@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "verdict.h"
+#include "protocol/verdict.h"
 
 bool sn_verdict_needs_confirm(enum sn_record_class c)
 {

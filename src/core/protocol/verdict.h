@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "fault.h"
-#include "record_schema.h"
+#include "base/error.h"
+#include "protocol/fault.h"
+#include "protocol/record_schema.h"
 
 /* What the confirmation found. */
 enum sn_confirm_state {

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "json_read.h"
-#include "record_schema.h"
-#include "warmup_result.h"
+#include "protocol/json_read.h"
+#include "protocol/record_schema.h"
+#include "protocol/warmup_result.h"
 
 /* A number >= 0, or null (read as -1: unknown). */
 static int read_opt_number(struct sn_json_reader *r, double *out,

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "helper_protocol.h"
-#include "record_schema.h"
+#include "base/error.h"
+#include "protocol/helper_protocol.h"
+#include "protocol/record_schema.h"
 
 #define SN_RESULT_MAX_GPUS 64
 #define SN_RESULT_MAX_BYTES 65536

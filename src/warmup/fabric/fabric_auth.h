@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /* Seconds a credential is valid: far above one HELLO's round trip. */
 #define FABRIC_AUTH_TTL_S 60

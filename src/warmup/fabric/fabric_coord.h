@@ -24,12 +24,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clock.h"
-#include "error.h"
-#include "fabric_addr.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "fabric/fabric_addr.h"
 #include "fabric_auth.h"
-#include "fabric_msg.h"
-#include "helper_protocol.h"
+#include "fabric/fabric_msg.h"
+#include "protocol/helper_protocol.h"
 
 #define FABRIC_ADDR_MAX 64	/* numeric IPv4/IPv6 text */
 #define FABRIC_ATTEMPTS_DEFAULT 8

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "fabric_io.h"
-#include "hostlist.h"
+#include "fabric/hostlist.h"
 
 socklen_t fabric_make_addr(const char *addr, unsigned int port,
 			   struct sockaddr_storage *ss)

@@ -17,8 +17,8 @@
 
 #include "fabric_auth.h"
 #include "fabric_key.h"
-#include "fabric_msg.h"
-#include "helper_protocol.h"
+#include "fabric/fabric_msg.h"
+#include "protocol/helper_protocol.h"
 
 #define SALT "spank-nccl fabric key"
 #define MAC_HEX (2 * 32)

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define FABRIC_KEY_BYTES 32
 #define FABRIC_KEY_NONCE_BYTES 16

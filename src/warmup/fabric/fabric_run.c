@@ -39,7 +39,7 @@
 #include "fabric_coord.h"
 #include "failed_call.h"
 #include "nccl_loader.h"
-#include "textbuf.h"
+#include "base/textbuf.h"
 #include "warmup.h"
 
 /* What NCCL's log of one init can take; the transport is near its top. */

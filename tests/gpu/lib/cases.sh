@@ -247,8 +247,7 @@ t_nvml_abi() {
 	fi
 	want "tests/gpu/nvml_abi.c builds against $h (-Werror)" \
 		gcc -std=gnu11 -Wall -Wextra -Werror -I"$(dirname "$h")" \
-		-I"$src/src/warmup" -I"$src/src/core/gpu" -I"$src/src/core/base" \
-		-I"$src/src/core/protocol" -o "$work/nvml_abi" \
+		-I"$src/src/warmup" -I"$src/src/core" -o "$work/nvml_abi" \
 		"$src/tests/gpu/nvml_abi.c" -Wl,--unresolved-symbols=ignore-all
 	want "nvml_abi runs" "$work/nvml_abi"
 	say "  $("$work/nvml_abi" 2>&1)"
