@@ -453,9 +453,8 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 		goto out;
 	}
 
-	/* A container's NCCL is the step's own (its image): never reused. */
-	rc = p->container_pid > 0 ? 0 :
-	     sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
+	/* A container step's key names its image (step_reuse.c). */
+	rc = sn_step_reuse_lookup(p, sp, ids, run->node, run->gpus, run->mode);
 	if (rc > 0) {
 		/* Reused: the fleet record says so; nothing ran. */
 		struct sn_warmup_facts f = { .node = run->node, .gpus = run->gpus,
@@ -502,8 +501,7 @@ int sn_step_warmup(struct sn_plugin *p, spank_t sp,
 	 * peer_failed, fabric_setup: nothing wrong with this node's GPUs or
 	 * NCCL was found, its earlier passes stay usable.
 	 */
-	if (p->container_pid <= 0 &&
-	    !(run->outcome.exited &&
+	if (!(run->outcome.exited &&
 	      (run->outcome.exit_code == SN_WARMUP_PEER_FAILED ||
 	       run->outcome.exit_code == SN_WARMUP_FABRIC_SETUP)) &&
 	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode, ok,
