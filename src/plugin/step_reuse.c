@@ -154,7 +154,11 @@ static int build_key(struct sn_plugin *p, spank_t sp,
 		.helper = p->cfg.warmup_helper,
 		.nccl = p->warmup_req.nccl,
 		.nccl_default = p->cfg.warmup_nccl,
-		.envp = sn_spank_job_env(sp),
+		/* In a container (step_container.c): its image, and the
+		 * helper's environment, which has the image's NCCL_*. */
+		.image = p->container_pid > 0 ? p->container_image : NULL,
+		.envp = p->container_pid > 0 && p->helper_env ?
+			p->helper_env : sn_spank_job_env(sp),
 	};
 
 	/* Physical GPU indices: a batch step has only the job's. */
@@ -294,13 +298,22 @@ int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
 	}
 	reused = 1;
 	step = step_name(have.step_id, step_buf, sizeof(step_buf));
-	/* Not "nccl-warmup passed": that line counts real runs. */
-	sn_log_info("job %u step %u on %s: nccl-warmup reused: %s mode passed in step %s of this job (%.0f ms saved)",
-		    ids->job_id, ids->step_id, node,
-		    sn_warmup_mode_name(have.mode), step, have.elapsed_ms);
-	if (p->warmup_req.verbose)
-		sn_log_user("warmup ok on %s: reused the %s-mode pass of step %s of this job (same GPUs, NCCL and NCCL_* settings; add ',fresh' to warm up again)",
-			    node, sn_warmup_mode_name(have.mode), step);
+	/* Not "nccl-warmup passed": that line counts real runs.  Through
+	 * the container gate where there is one (step_container.c). */
+	sn_step_log_result(p, "job %u step %u on %s: nccl-warmup reused: %s mode passed in step %s of this job (%.0f ms saved)",
+			   ids->job_id, ids->step_id, node,
+			   sn_warmup_mode_name(have.mode), step,
+			   have.elapsed_ms);
+	if (p->warmup_req.verbose) {
+		char line[512];
+
+		snprintf(line, sizeof(line),
+			 "warmup ok on %s: reused the %s-mode pass of step %s of this job (same GPUs, NCCL and NCCL_* settings%s%s; add ',fresh' to warm up again)",
+			 node, sn_warmup_mode_name(have.mode), step,
+			 p->container_pid > 0 ? ", container image " : "",
+			 p->container_pid > 0 ? p->container_image : "");
+		sn_step_tell(p, false, line);
+	}
 out:
 	free(buf);
 	if (session_close(&s) < 0)

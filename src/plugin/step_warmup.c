@@ -388,8 +388,8 @@ static bool decide(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
 
 /*
  * Reuse: 1 when an earlier pass covers this step (its fleet record says
- * so; nothing runs), 0 to run, -1 on a privilege error.  A container's
- * NCCL is the step's own (its image): never reused.
+ * so; nothing runs), 0 to run, -1 on a privilege error.  A container
+ * step's key names its image (step_reuse.c).
  */
 static int reuse(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
 {
@@ -399,8 +399,6 @@ static int reuse(struct sn_plugin *p, spank_t sp, struct step_warmup *run)
 				     .ok = true, .reused = true };
 	int rc;
 
-	if (p->container_pid > 0)
-		return 0;
 	rc = sn_step_reuse_lookup(p, sp, run->ids, run->node, run->gpus,
 				  run->mode);
 	if (rc <= 0)
@@ -480,8 +478,7 @@ static void classify(struct sn_plugin *p, spank_t sp,
 		return;
 	/* peer_failed, fabric_setup: nothing wrong with this node's GPUs
 	 * or NCCL was found, its earlier passes stay usable. */
-	if (p->container_pid <= 0 &&
-	    !(res->exited && (res->exit_code == SN_WARMUP_PEER_FAILED ||
+	if (!(res->exited && (res->exit_code == SN_WARMUP_PEER_FAILED ||
 			      res->exit_code == SN_WARMUP_FABRIC_SETUP)) &&
 	    sn_step_reuse_store(p, sp, ids, run->node, run->gpus, run->mode,
 				run->ok, res->elapsed_ms) < 0)

@@ -135,8 +135,33 @@ void wu_comm_local_only(void)
 	unsetenv("NCCL_COMM_ID");
 }
 
+/*
+ * Comm mode's throwaway communicator: WU_COMM_CTAS channels, unless the
+ * job sets NCCL's channel count itself.  The same transports, algorithms
+ * and protocols as the job's (24 channels on a 4xH200 node), with fewer
+ * connections and buffers: the first all-reduce and the collectives took
+ * 46 and 23 ms instead of 82 and 70 on 4 H200s (docs/benchmarks.md, 12).
+ * Bandwidth and fabric modes keep NCCL's own count: busbw and the
+ * network's connections depend on it.
+ */
+#define WU_COMM_CTAS 2
+
+static int comm_max_ctas(const struct wu_run *run)
+{
+	static const char *const job[] = { "NCCL_MIN_NCHANNELS",
+		"NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS" };
+
+	if (run->opt.mode != SN_WARMUP_MODE_COMM)
+		return 0;
+	for (size_t i = 0; i < sizeof(job) / sizeof(job[0]); i++)
+		if (getenv(job[i]))
+			return 0;
+	return WU_COMM_CTAS;
+}
+
 int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 {
+	int max_ctas = comm_max_ctas(run);
 	const struct wu_nccl *nc = run->nc;
 	ncclUniqueId id;
 	ncclResult_t rc;
@@ -182,6 +207,8 @@ int wu_comm_init(struct wu_run *run, struct wu_comm *c)
 		char call[96];
 
 		config.blocking = 0;
+		if (max_ctas)
+			config.maxCTAs = max_ctas;
 		/* NCCL takes the device from the current context. */
 		code = wu_cu_use(run, r);
 		if (code) {

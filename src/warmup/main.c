@@ -132,6 +132,15 @@ int main(int argc, char **argv)
 	/* Nor the step key's, read at the join, after libraries ran. */
 	if (run.opt.fabric_key_fd >= 0)
 		fcntl(run.opt.fabric_key_fd, F_SETFD, FD_CLOEXEC);
+	/*
+	 * One hardware queue per context (unless the job chose): creating
+	 * the helper's contexts took 218 ms instead of 472 on 4 H200s
+	 * (docs/dev/benchmarks.md, 12).  The job's processes make their
+	 * own contexts; NCCL runs the same.  Before any thread (setenv).
+	 */
+	if (run.opt.mode != SN_WARMUP_MODE_CHECK &&
+	    !getenv("CUDA_DEVICE_MAX_CONNECTIONS"))
+		setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
 	/* A reader that went away must not kill us before the exit code. */
 	signal(SIGPIPE, SIG_IGN);
 	run.deadline = sn_deadline_after(run.t_start_ms,

@@ -104,8 +104,9 @@ static bool all_off(const struct sn_health_policy *p)
  * inside the driver).  wu_health_start begins it before cuInit (0.5-1 s
  * on 4 H200s), so it is done, or nearly, when the step's GPUs are known.
  * Every GPU, not only the step's: which they are is known only after
- * cuInit, by UUID.  The readings of GPUs that are not the step's are
- * never shown, and their processes' users are never looked up.
+ * cuInit, by UUID (only_visible narrows it where CUDA_VISIBLE_DEVICES
+ * allows).  The readings of GPUs that are not the step's are never
+ * shown, and their processes' users are never looked up.
  */
 struct nvml_seen {
 	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
@@ -129,6 +130,9 @@ struct wu_nvml_boot {
 	pthread_cond_t changed;
 	unsigned int n_seen;		/* threads started, seen[0..n_seen) */
 	struct nvml_seen seen[WU_MAX_GPUS];
+	/* NVML indices to enumerate: all, or CUDA_VISIBLE_DEVICES's. */
+	bool only_some;
+	bool only[WU_MAX_GPUS];
 };
 
 /* Under B's lock: what waiters in seen_wait look at. */
@@ -180,6 +184,8 @@ static void enumerate(struct wu_nvml_boot *b)
 	for (unsigned int i = 0; i < count && i < WU_MAX_GPUS; i++) {
 		struct nvml_seen *s = &b->seen[started];
 
+		if (b->only_some && !b->only[i])
+			continue;
 		s->boot = b;
 		s->index = i;
 		if (pthread_create(&s->thread, NULL, read_index, s) != 0)
@@ -362,6 +368,42 @@ static bool read_all(struct wu_run *run, struct wu_health *hs)
 	return true;
 }
 
+/*
+ * The step's GPUs before cuInit knows them: CUDA_VISIBLE_DEVICES of
+ * plain indices (a step of some of the node's GPUs without device
+ * cgroups) names NVML's indices too when CUDA orders the GPUs by PCI bus
+ * ID, as it does for GPUs of one model (NVML always does).  Then only
+ * those are enumerated: a 1-GPU step on a 4-GPU node read all four (66 ms
+ * added on 4 H200s, docs/benchmarks.md, 12).  A wrong guess costs
+ * nothing but time: a step GPU not enumerated is read by bus ID after
+ * cuInit (read_step_gpus).  UUIDs, MIG or anything else: every GPU.
+ */
+static void only_visible(struct wu_nvml_boot *b)
+{
+	const char *p = getenv("CUDA_VISIBLE_DEVICES");
+
+	if (!p)
+		return;
+	memset(b->only, 0, sizeof(b->only));
+	while (*p) {
+		char *end;
+		unsigned long i;
+
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			return;
+		i = strtoul(p, &end, 10);
+		while (*end == ' ')
+			end++;
+		if (i >= WU_MAX_GPUS || (*end && *end != ','))
+			return;
+		b->only[i] = true;
+		p = *end ? end + 1 : end;
+	}
+	b->only_some = true;
+}
+
 int wu_health_start(struct wu_run *run)
 {
 	struct wu_nvml_boot *b;
@@ -373,6 +415,7 @@ int wu_health_start(struct wu_run *run)
 		return -1;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->changed, NULL);
+	only_visible(b);
 	if (pthread_create(&b->thread, NULL, nvml_boot, b) != 0) {
 		pthread_cond_destroy(&b->changed);
 		pthread_mutex_destroy(&b->lock);

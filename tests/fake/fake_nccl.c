@@ -241,6 +241,12 @@ static ncclResult_t init_comm(ncclComm_t *out, int nranks,
 	fake_ras_comm_add(comm);
 	fake_nccl_info(dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d - Init START",
 		       (void *)comm, rank, nranks, dev);
+	/* NCCL's channel line: 24 (a 4xH200 node's), or the config's
+	 * maxCTAs below that (the fake reads no NCCL_*CHANNELS/_CTAS). */
+	fake_nccl_info(dev, "%d coll channels, %d p2p channels",
+		       config && config->maxCTAs > 0 && config->maxCTAs < 24 &&
+		       config->maxCTAs != NCCL_CONFIG_UNDEF_INT ?
+		       config->maxCTAs : 24, 32);
 	fake_net_announce();
 
 	pthread_mutex_lock(&nccl.lock);

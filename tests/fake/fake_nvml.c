@@ -186,6 +186,15 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
 		return NVML_ERROR_UNINITIALIZED;
 	if (!device || index >= (unsigned int)fake.n)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	/* FAKE_NVML_LOG=FILE: a line "index N" per lookup, to count them. */
+	if (getenv("FAKE_NVML_LOG") && *getenv("FAKE_NVML_LOG")) {
+		FILE *f = fopen(getenv("FAKE_NVML_LOG"), "ae");
+
+		if (f) {
+			fprintf(f, "index %u\n", index);
+			fclose(f);
+		}
+	}
 	/* "index": as a GPU the job's device cgroup hides. */
 	if (fake_env_has("FAKE_NVML_FAIL", "lookup") ||
 	    fake_env_has("FAKE_NVML_FAIL", "index"))

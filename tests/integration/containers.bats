@@ -8,8 +8,9 @@
 # container, then the node's first task has the image's own NCCL warmed
 # (nccl-warmup --container-pid, src/plugin/step_container.c), once per
 # node, and a failed warmup keeps every task from starting; listed before
-# pyxis, spank-nccl says so and warms the host's.  Offline squashfs
-# images (mksquashfs).
+# pyxis, spank-nccl says so and warms the host's; a later step of the
+# job with the same image reuses the pass.  Offline squashfs images
+# (mksquashfs).
 
 load common
 load helpers/containers
@@ -101,6 +102,35 @@ SN_IMAGE_NCCL='NCCL [0-9.]+ from /usr/lib/x86_64-linux-gnu/libnccl.so.2 \(contai
 		index(prev, "] " j " pyxis: ") == 0 { print } { prev = $0 }' \
 		"$(sn_slurmd_log n1)")
 	[ -z "$bad" ] || sn_fail "a forged line in slurmd's log: $bad"
+}
+
+# Reuse (docs/design.md, "Warmup reuse"): the key of a container step
+# names its image and holds the image's NCCL_* (the helper's
+# environment), so a later step of the job with the same image, GPUs and
+# settings skips the helper; another image, or other NCCL_*, warms again.
+@test "container: a later step of the job with the same image reuses its pass; another image or NCCL_* warms again" {
+	local script img=$SN_CLUSTER_DIR/tmp
+	script=$(sn_batch_script containers-reuse.sh <<S
+#!/bin/bash
+#SBATCH --gres=gpu:2
+#SBATCH -n2
+srun -n2 --container-image=$img/ok.sqsh --nccl-warmup=comm cat /etc/sn-image
+srun -n2 --container-image=$img/ok.sqsh --nccl-warmup=check,verbose cat /etc/sn-image
+srun -n2 --container-image=$img/none.sqsh --nccl-warmup=check cat /etc/sn-image
+NCCL_PROTO=Simple srun -n2 --container-image=$img/ok.sqsh --nccl-warmup=comm cat /etc/sn-image
+S
+)
+	sn_sbatch_run "$script" || sn_fail "sbatch failed"
+	[ "$SN_JOB_EXIT" = "0:0" ] || sn_fail "job exit $SN_JOB_EXIT: $SN_JOB_OUT"
+	[ "$(grep -cx 'ok' <<<"$SN_JOB_OUT")" -eq 6 ] &&
+		[ "$(grep -cx 'none' <<<"$SN_JOB_OUT")" -eq 2 ] ||
+		sn_fail "tasks: $SN_JOB_OUT"
+	[ "$(sn_fake_loads)" -eq 3 ] ||
+		sn_fail "helper ran $(sn_fake_loads) times, expected 3"
+	[ "$(grep -cE "job $SN_JOB_ID step [0-9]+ on n1: nccl-warmup reused" \
+		"$(sn_slurmd_log n1)")" -eq 1 ] || sn_fail "not one reuse in slurmd's log"
+	sn_assert_msg "warmup ok on n1: reused the comm-mode pass of step 0 of this job .*container image $img/ok.sqsh" \
+		"$SN_JOB_OUT"
 }
 
 @test "container: the image's NCCL_* environment is applied" {

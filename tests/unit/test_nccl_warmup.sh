@@ -348,6 +348,20 @@ expect_err "env_guard: unsetenv(NCCL_COMM_ID)"
 run env-guard-comm $guard_env NCCL_COMM_ID=127.0.0.1:1 -- --json
 expect_rc 0
 expect_no_err "env_guard"
+# CUDA_DEVICE_MAX_CONNECTIONS=1 unless the job set it, while the main
+# thread is the only one (before the watchdog): the first change, done
+# with one thread; check mode makes no context and sets nothing.
+noguard=$(printf '%s' "$guard_env" | sed 's/CUDA_DEVICE_MAX_CONNECTIONS=8 //')
+# shellcheck disable=SC2086
+run env-guard-connections-0 ENV_GUARD_THREADS=0 $noguard -- --json
+expect_err "env_guard: setenv(CUDA_DEVICE_MAX_CONNECTIONS)"
+# shellcheck disable=SC2086
+run env-guard-connections-1 ENV_GUARD_THREADS=1 $noguard -- --json
+expect_err "env_guard: unsetenv(NCCL_COMM_ID)"
+# shellcheck disable=SC2086
+run env-guard-connections-check ENV_GUARD_THREADS=0 $noguard -- --json --mode check
+expect_rc 0
+expect_no_err "env_guard"
 # A descriptor that is not an open directory: the container cannot be read.
 name=container-root-fd-closed
 "$helper" --node testnode --json --container-pid $$ --container-image img:1 \
@@ -375,6 +389,18 @@ expect_err "invalid --container-pid '18446744073709551617'"
 run container-root-fd-alone -- --container-root-fd 7
 expect_rc 1
 expect_err "--container-root-fd is the root of --container-pid: give both"
+
+# Comm mode's throwaway communicator has 2 channels (config.maxCTAs),
+# unless the job sets a channel count; bandwidth mode keeps NCCL's.
+run channels-comm NCCL_DEBUG=INFO -- --mode comm
+expect_rc 0
+expect_json 'NCCL INFO 2 coll channels'
+run channels-job NCCL_DEBUG=INFO NCCL_MAX_CTAS=8 -- --mode comm
+expect_rc 0
+expect_json 'NCCL INFO 24 coll channels'
+run channels-bandwidth NCCL_DEBUG=INFO -- --mode bandwidth --bytes 1M
+expect_rc 0
+expect_json 'NCCL INFO 24 coll channels'
 
 # --- --result-fd: the result on its own descriptor.  NCCL_DEBUG=INFO
 # without NCCL_DEBUG_FILE puts NCCL's log on stdout (as the fake NCCL

@@ -76,6 +76,16 @@ run health-enumerated CUDA_VISIBLE_DEVICES=1,3 FAKE_NVML_FAIL=busid,uuid \
 expect_rc 13
 expect_err "GPU 0 ecc: 7 volatile uncorrectable ECC errors"
 expect_no_err "NVML does not know"
+# CUDA_VISIBLE_DEVICES of indices: only those GPUs are enumerated (a
+# 1-GPU step on a 4-GPU node read all four).  A wrong guess leaves the
+# step's GPU to the lookup by bus ID after cuInit (health-by-busid).
+rm -f "$tmp/nvml.log"
+run health-visible-only CUDA_VISIBLE_DEVICES=1,3 FAKE_NVML_LOG="$tmp/nvml.log" \
+	FAKE_NVML_ECC_UNCORR=0,0,0,7 -- --json --mode check
+expect_rc 13
+expect_err "GPU 1 ecc: 7 volatile uncorrectable ECC errors"
+[ "$(sort "$tmp/nvml.log" | paste -sd, -)" = "index 1,index 3" ] ||
+	fail "enumerated: $(paste -sd, - <"$tmp/nvml.log")"
 # A GPU NVML cannot enumerate (a device cgroup): read by its bus ID.
 run health-by-busid FAKE_NVML_FAIL=index FAKE_NVML_ECC_UNCORR=0,7 -- --json --mode check
 expect_rc 13

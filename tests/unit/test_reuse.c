@@ -58,14 +58,16 @@ static void test_key_changes_with_each_input(void **state)
 	char *env2[] = { "NCCL_ALGO=Tree", NULL };
 	char *env3[] = { "NCCL_ALGO=Ring", "NCCL_PROTO=LL", NULL };
 	char *env4[] = { "NCCL_ALGO=Ring", "LD_PRELOAD=/x/libnccl.so", NULL };
+	char *env5[] = { "NCCL_ALGO=Ring",
+			 "SPANK_NCCL_CONTAINER_LD_LIBRARY_PATH=/usr/lib", NULL };
 	char *env_same[] = { "OTHER=1", "NCCL_ALGO=Ring", NULL };
 	struct sn_reuse_inputs base = inputs(env), in;
-	struct sn_reuse_key a, b;
+	struct sn_reuse_key a, a2, b;
 	struct sn_error err;
 	int i;
 
 	assert_int_equal(sn_reuse_key_build(&a, &base, &err), 0);
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < 13; i++) {
 		in = base;
 		switch (i) {
 		case 0: in.node = "n2"; break;
@@ -78,12 +80,26 @@ static void test_key_changes_with_each_input(void **state)
 		case 7: in.envp = NULL; break;
 		case 8: in.nccl = "/opt/venv/nccl/lib"; break;
 		case 9: in.nccl_default = "/opt/nccl/lib"; break;
+		/* A container step: its image, the image's library path. */
+		case 10: in.image = "./ok.sqsh"; break;
+		case 11: in.image = ""; break;
+		case 12: in.envp = env5; break;
 		}
 		assert_int_equal(sn_reuse_key_build(&b, &in, &err), 0);
 		if (strcmp(a.text, b.text) == 0 || strcmp(a.name, b.name) == 0)
 			fail_msg("input %d did not change the key", i);
 		sn_reuse_key_free(&b);
 	}
+	/* Two images: two keys. */
+	in = base;
+	in.image = "./a.sqsh";
+	assert_int_equal(sn_reuse_key_build(&b, &in, &err), 0);
+	in.image = "./b.sqsh";
+	assert_int_equal(sn_reuse_key_build(&a2, &in, &err), 0);
+	assert_string_not_equal(b.text, a2.text);
+	assert_non_null(strstr(b.text, "\nimage=./a.sqsh\n"));
+	sn_reuse_key_free(&a2);
+	sn_reuse_key_free(&b);
 	/* Variables outside the key change nothing. */
 	in = base;
 	in.envp = env_same;

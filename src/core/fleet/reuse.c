@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include "fleet/reuse.h"
+#include "protocol/helper_protocol.h"
 #include "base/strutil.h"
 
 /* Variables besides NCCL_* that change which NCCL runs, or how. */
 static const char *const key_env_names[] = {
 	"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_DEVICE_ORDER",
+	SN_HELPER_ENV_CONTAINER_LDPATH,
 };
 /* NCCL_* that do not: ras=step gives every step its own address. */
 static const char *const key_env_ignored[] = { "NCCL_RAS_ADDR" };
@@ -134,6 +136,9 @@ int sn_reuse_key_build(struct sn_reuse_key *key,
 	/* Which NCCL the helper loads: the same library, or warm again. */
 	buf_item(&b, "nccl=", in->nccl ? in->nccl : "");
 	buf_item(&b, "nccl_default=", in->nccl_default ? in->nccl_default : "");
+	/* A container step's NCCL is its image's: only that image's pass. */
+	if (in->image)
+		buf_item(&b, "image=", in->image);
 	for (i = 0; i < n; i++)
 		buf_item(&b, "env:", picked[i]);
 	free(picked);

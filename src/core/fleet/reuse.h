@@ -14,9 +14,13 @@
  *   gpus=<SLURM_STEP_GPUS, or SLURM_JOB_GPUS in the batch step>
  *   visible=<CUDA_VISIBLE_DEVICES>
  *   helper=<warmup_helper>
- *   env:<NAME>=<VALUE> for LD_LIBRARY_PATH, LD_PRELOAD, CUDA_DEVICE_ORDER
+ *   nccl=, nccl_default=<the step's and the site's NCCL paths>
+ *   image=<the step's pyxis --container-image>  (container steps only)
+ *   env:<NAME>=<VALUE> for LD_LIBRARY_PATH, LD_PRELOAD, CUDA_DEVICE_ORDER,
+ *                      the container's library path (helper_protocol.h)
  *                      and every NCCL_* variable but NCCL_RAS_ADDR
- *                      (one per step, ras.h), sorted by name
+ *                      (one per step, ras.h), sorted by name; for a
+ *                      container step, the helper's: the image's NCCL_*
  * (the NCCL library the helper loads follows from LD_PRELOAD and
  * LD_LIBRARY_PATH; the physical GPU indices tell apart steps that see the
  * same CUDA_VISIBLE_DEVICES under ConstrainDevices).  Newlines and
@@ -50,7 +54,8 @@ struct sn_reuse_inputs {
 	const char *helper;
 	const char *nccl;	/* the step's nccl=PATH, "" if none */
 	const char *nccl_default;	/* the site's warmup_nccl=, "" if none */
-	char *const *envp;	/* the step's environment, NULL-terminated */
+	const char *image;	/* pyxis's --container-image, NULL on the host */
+	char *const *envp;	/* the helper's environment, NULL-terminated */
 };
 
 /* What a record says, and what a step wants from one. */

@@ -27,7 +27,13 @@ sys_link() {
 # would reach the jobs through srun).  Sonames the system has stay the
 # system's.
 register_missing_libs() {
-	local dir=$sl_root/syslib f name added=0 have
+	local dir=$sl_root/syslib f name added=0 have conf=/etc/ld.so.conf.d/zz-spank-nccl-gpu-test.conf
+	# A second run on the same machine: the first one's entries point
+	# into the $sl_root just removed; forget them before looking.
+	if [ "$dryrun" != 1 ] && [ -e "$conf" ]; then
+		rm -f "$conf"
+		ldconfig
+	fi
 	have=$(ldconfig -p | awk 'NR > 1 { print $1 }')
 	mkdir -p "$dir"
 	for f in "$sl_root/usr/lib/$arch_dir"/lib*.so.* "$sl_root/lib/$arch_dir"/lib*.so.*; do
@@ -45,7 +51,7 @@ register_missing_libs() {
 		echo "dry run: libraries missing on this machine; install Slurm here"
 		return 1
 	fi
-	echo "$dir" >/etc/ld.so.conf.d/zz-spank-nccl-gpu-test.conf
+	echo "$dir" >"$conf"
 	ldconfig
 }
 

@@ -24,7 +24,9 @@ fi
 # env(1).  Under --enable-sanitizers ASan wants to be first in the link
 # order; a preloaded library is the point here.
 # shellcheck disable=SC2034  # used by the scripts that source this file
-guard_env="LD_PRELOAD=$fake/guard/libenvguard.so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+# CUDA_DEVICE_MAX_CONNECTIONS set, as by a job: the helper's own setenv of
+# it at start (main.c) is then skipped, and the guard sees the later ones.
+guard_env="LD_PRELOAD=$fake/guard/libenvguard.so CUDA_DEVICE_MAX_CONNECTIONS=8 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
 now_ms() {
 	# date +%s%N is GNU; fall back to seconds.
