@@ -38,6 +38,7 @@
 #include "privilege.h"
 #include "fleet/reuse.h"
 #include "spank_wrap.h"
+#include "step_tell.h"
 
 #ifndef SLURM_EXTERN_CONT
 #define SLURM_EXTERN_CONT 0xfffffffc
