@@ -140,7 +140,7 @@ void wu_comm_local_only(void)
  * job sets NCCL's channel count itself.  The same transports, algorithms
  * and protocols as the job's (24 channels on a 4xH200 node), with fewer
  * connections and buffers: the first all-reduce and the collectives took
- * 46 and 23 ms instead of 82 and 70 on 4 H200s (docs/benchmarks.md, 12).
+ * 46 and 23 ms instead of 82 and 70 on 4 H200s (docs/dev/benchmarks.md, 12).
  * Bandwidth and fabric modes keep NCCL's own count: busbw and the
  * network's connections depend on it.
  */

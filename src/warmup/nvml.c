@@ -374,7 +374,7 @@ static bool read_all(struct wu_run *run, struct wu_health *hs)
  * cgroups) names NVML's indices too when CUDA orders the GPUs by PCI bus
  * ID, as it does for GPUs of one model (NVML always does).  Then only
  * those are enumerated: a 1-GPU step on a 4-GPU node read all four (66 ms
- * added on 4 H200s, docs/benchmarks.md, 12).  A wrong guess costs
+ * added on 4 H200s, docs/dev/benchmarks.md, 12).  A wrong guess costs
  * nothing but time: a step GPU not enumerated is read by bus ID after
  * cuInit (read_step_gpus).  UUIDs, MIG or anything else: every GPU.
  */
