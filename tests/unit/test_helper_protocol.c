@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The helper protocol (src/core/protocol/helper_protocol.c): the exit-code table,
- * the documents that quote it (nccl-warmup(1), docs/design.md) and the
+ * the documents that quote it (nccl-warmup(8), docs/design.md) and the
  * argument parsers the plugin and nccl-warmup share.
  */
 #include <stdlib.h>
@@ -303,7 +303,7 @@ static void check_doc(const char *path, const char *start, const char *end,
 
 static void test_man_page_agrees(void **state)
 {
-	check_doc(SN_SRCDIR "/man/nccl-warmup.1", ".SH EXIT STATUS", ".TE",
+	check_doc(SN_SRCDIR "/man/nccl-warmup.8", ".SH EXIT STATUS", ".TE",
 		  false);
 }
 
