@@ -296,6 +296,9 @@ if [ "$rpm_checks" = 1 ]; then
 			wrpm_helper
 		check "the $pkg RPM has the Prolog" rpm_has '/libexec/nccl-warmup-prolog$'
 		check "the $pkg RPM has nothing of $wpkg (in libexec only the Prolog)" rpm_no_libexec
+		# The same as debian/spank-nccl.postrm (tested below, on the .deb).
+		check "the $pkg RPM's %postun disables the plugstack.conf.d line on uninstall" \
+			sh -c "rpm -qp --scripts '$rpmfile' | grep -q 'plugstack.conf.d/spank-nccl.conf'"
 		host_slurm=$(sn_release_local)
 		check "the RPM requires Slurm $host_slurm (the release it was built for)" \
 			sh -c "rpm -qpR '$rpmfile' | grep -qE '^slurm.* >= $host_slurm\$'"
