@@ -390,6 +390,21 @@ check "installed plugin loads in srun's process (dlopen)" \
 # snippet's line, /etc/slurm/nccl-profiles.conf, the Prolog's defaults.
 check "spank-nccl-check: the package's line, profile file and Prolog are OK" \
 	sh -c "spank-nccl-check --plugstack $snippet | grep -q '^spank-nccl: check OK: $snippet:'"
+# nccl-warmup-prolog(8)'s example of nccl-warmup-record (a check by hand,
+# recorded as "manual"), as the page renders it, on the installed programs
+# and the fake driver; the record file moved into $work.
+record_example() {
+	local cmds
+	cmds=$(MANWIDTH=200 man -l "$src/man/nccl-warmup-prolog.8" 2>/dev/null |
+		sed -n '/^ *\/usr\/libexec\/nccl-warmup --mode check --json/,/<\/tmp\/warmup\.json$/p' |
+		sed -e 's/^ *//' -e "s|/var/log/spank-nccl/warmups.jsonl|$work/warmups.jsonl|")
+	[ "$(wc -l <<<"$cmds")" -eq 4 ] || { echo "example not found: $cmds"; return 1; }
+	LD_LIBRARY_PATH=$build/tests/fake/cuda:$build/tests/fake/nccl bash -ec "$cmds" </dev/null >/dev/null &&
+		rm -f /tmp/warmup.json &&
+		grep -q '"source":"manual".*"verdict":"pass"' "$work/warmups.jsonl"
+}
+check "nccl-warmup-prolog(8)'s nccl-warmup-record example writes a passed manual record" \
+	record_example
 prolog_line=$(grep -m1 '^Prolog=' "$guide")
 check "docs/install.md's $prolog_line names the installed Prolog" \
 	test -x "${prolog_line#Prolog=}"
