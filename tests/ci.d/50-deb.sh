@@ -488,6 +488,30 @@ uninstall_test() {
 }
 step_check uninstall uninstall_test
 sn_cluster_stop >/dev/null 2>&1
+# The guide's scontrol reconfigure re-executes slurmctld and slurmd on
+# Slurm 23.11 and later, and their pid files may be gone: stop this
+# cluster's own daemons (their -f names its slurm.conf) by pid too.
+cluster_pids() {
+	local p args
+	for p in /proc/[0-9]*; do
+		args=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		case $args in
+		"slurmctld -f $SLURM_CONF "* | "slurmd -f $SLURM_CONF "*) echo "${p#/proc/}" ;;
+		esac
+	done
+}
+left=$(cluster_pids)
+if [ -n "$left" ]; then
+	# shellcheck disable=SC2086
+	kill -TERM $left 2>/dev/null
+	for _ in $(seq 50); do
+		[ -n "$(cluster_pids)" ] || break
+		sleep 0.2
+	done
+	left=$(cluster_pids)
+	# shellcheck disable=SC2086
+	[ -z "$left" ] || kill -KILL $left 2>/dev/null
+fi
 
 all_steps=$(sed -n 's/^<!-- step: \([a-z-]*\) -->$/\1/p' "$guide")
 sh_blocks=$(grep -c '^```sh$' "$guide")
