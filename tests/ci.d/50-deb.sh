@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Packaging, as root on Debian: builds the .debs (spank-nccl and
-# spank-nccl-warmup) from `make dist`'s tarball with dpkg-buildpackage,
-# checks what each installs where, checks that a build without CUDA/NCCL
-# headers fails with a clear message and that the plugin-only profile
-# (pkg.spank-nccl.nohelper) builds spank-nccl alone, lints the RPM spec
-# and builds it with rpmbuild, with and without the helper (host only),
-# installs the .debs, enables them with the package's own plugstack.conf.d
-# line, runs the integration tests against the INSTALLED plugin, helper,
-# Prolog and profile file, and purges the packages.
+# Packaging, as root on Debian: follows docs/install.md, running each of
+# its command blocks as written.  Builds the .debs (spank-nccl and
+# spank-nccl-warmup) from `make dist`'s tarball, checks what each installs
+# where, checks that a build without CUDA/NCCL headers fails with a clear
+# message and that the plugin-only profile (pkg.spank-nccl.nohelper)
+# builds spank-nccl alone, lints the RPM spec and builds it with rpmbuild,
+# with and without the helper (host only), installs spank-nccl alone (a
+# node without GPUs: the Prolog exits 0) and then both, runs the
+# integration tests against the INSTALLED plugin, helper, Prolog and
+# profile file, then on a test cluster whose plugstack.conf includes
+# /etc/slurm/plugstack.conf enables, verifies, adds arguments and purges
+# as the guide says, and checks that srun works after the purge.
 #
 # Runs on the host (Slurm 22.05, Debian 12) from tests/run-all.sh, and
 # inside each newer release's Debian root (tests/release-suite.sh), where
