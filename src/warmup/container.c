@@ -6,7 +6,7 @@
  * /proc/PID/root, so nothing of the image runs but that library.  enroot
  * (pyxis) starts containers without a PID namespace, so PID is the host's
  * number of a process in the container; the helper, running as the same
- * user, may read its root and environment.  Order (nccl-warmup(1)):
+ * user, may read its root and environment.  Order (nccl-warmup(8)):
  *   1. LD_LIBRARY_PATH of the container's environment,
  *   2. the directories of its /etc/ld.so.conf (and the files it
  *      includes), then its standard library directories,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NCCL, loaded at run time: the library the job itself will use, found in
- * the documented order (nccl-warmup(1), docs/admin-guide.md):
+ * the documented order (nccl-warmup(8), docs/admin-guide.md):
  *   1. an NCCL already in the process (the job's LD_PRELOAD),
  *   2. --nccl FILE|DIR (the user's --nccl-warmup=...,nccl=PATH),
  *   3. libnccl.so.2 in the job's LD_LIBRARY_PATH, in order,

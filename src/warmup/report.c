@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The run's only output: one "spank-nccl: " line on stderr and, with
- * --json, one JSON object on stdout or --result-fd (schema in nccl-warmup(1); the keys
+ * --json, one JSON object on stdout or --result-fd (schema in nccl-warmup(8); the keys
  * the plugin reads or the fleet record shares are record_schema.c's;
  * read back by sn_warmup_result_parse).  Whichever thread claims run->reporting
  * first (main or watchdog) prints and ends the process.

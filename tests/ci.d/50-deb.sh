@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Packaging, as root on Debian: builds the .debs (spank-nccl and
-# spank-nccl-warmup) from `make dist`'s tarball with dpkg-buildpackage,
-# checks what each installs where, checks that a build without CUDA/NCCL
-# headers fails with a clear message and that the plugin-only profile
-# (pkg.spank-nccl.nohelper) builds spank-nccl alone, lints the RPM spec
-# and builds it with rpmbuild, with and without the helper (host only),
-# installs the .debs, enables them with the package's own plugstack.conf.d
-# line, runs the integration tests against the INSTALLED plugin, helper,
-# Prolog and profile file, and purges the packages.
+# Packaging, as root on Debian: follows docs/install.md, running each of
+# its command blocks as written.  Builds the .debs (spank-nccl and
+# spank-nccl-warmup) from `make dist`'s tarball, checks what each installs
+# where, checks that a build without CUDA/NCCL headers fails with a clear
+# message and that the plugin-only profile (pkg.spank-nccl.nohelper)
+# builds spank-nccl alone, lints the RPM spec and builds it with rpmbuild,
+# with and without the helper (host only), installs spank-nccl alone (a
+# node without GPUs: the Prolog exits 0) and then both, runs the
+# integration tests against the INSTALLED plugin, helper, Prolog and
+# profile file, then on a test cluster whose plugstack.conf includes
+# /etc/slurm/plugstack.conf enables, verifies, adds arguments and purges
+# as the guide says, and checks that srun works after the purge.
 #
 # Runs on the host (Slurm 22.05, Debian 12) from tests/run-all.sh, and
 # inside each newer release's Debian root (tests/release-suite.sh), where
@@ -34,6 +37,8 @@ wpkg=spank-nccl-warmup
 n=0
 installed=0
 conf_backup=
+cleanup_dropin=0
+dropin=/etc/slurm/plugstack.conf.d/spank-nccl.conf
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() {
@@ -57,15 +62,36 @@ finish() {
 		fi
 		# dpkg -P removed the package's conffile; put back what was
 		# there before (never on a clean CI machine).
-		if [ -n "$conf_backup" ]; then
-			cp -p "$conf_backup" /etc/slurm/nccl-profiles.conf
-		fi
 	fi
+	if [ -n "$conf_backup" ]; then
+		cp -p "$conf_backup" /etc/slurm/nccl-profiles.conf
+	fi
+	# The guide's drop-in (none was there before the test).
+	[ "$cleanup_dropin" = 0 ] || rm -f "$dropin" "$dropin.disabled"
 	rm -rf "$work"
 	echo "1..$n"
 	exit 0
 }
 trap finish EXIT
+
+# docs/install.md's commands, run as written: each ```sh block follows a
+# "<!-- step: NAME -->" line; doc_step NAME DIR runs NAME's block in DIR
+# under bash -e, and the end of this file checks that every step ran.
+guide=$src/docs/install.md
+steps_run=$work/steps-run
+doc_block() {
+	awk -v mark="<!-- step: $1 -->" '$0 == mark { f = 1; next }
+		f == 1 && /^```sh$/ { f = 2; next }
+		f == 2 && /^```$/ { exit }
+		f == 2 { print }' "$guide"
+}
+doc_step() {
+	local cmds
+	cmds=$(doc_block "$1")
+	[ -n "$cmds" ] || { echo "no step $1 in $guide"; return 1; }
+	echo "$1" >>"$steps_run"
+	(cd "$2" && bash -e -o pipefail -c "$cmds") </dev/null
+}
 
 if [ "$(id -u)" -ne 0 ]; then
 	not_ok "packaging tests run as root" "run as root (dpkg -i, test cluster)"
@@ -98,10 +124,10 @@ tarball=$(ls -t "$build"/"$pkg"-*.tar.xz | head -n1)
 tar -C "$work" -xf "$tarball" || { not_ok "unpack $tarball"; exit 0; }
 tree=$(ls -d "$work/$pkg"-*/ | head -n1)
 t0=$(date +%s)
-if (cd "$tree" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1; then
-	ok "dpkg-buildpackage -us -uc -b ($(($(date +%s) - t0)) s${DEB_BUILD_OPTIONS:+, DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS})"
+if doc_step build "$tree" >"$work/build.log" 2>&1; then
+	ok "docs/install.md, build: apt-get build-dep ./; dpkg-buildpackage -us -uc -b ($(($(date +%s) - t0)) s${DEB_BUILD_OPTIONS:+, DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS})"
 else
-	not_ok "dpkg-buildpackage -us -uc -b" "$(tail -n 40 "$work/build.log")"
+	not_ok "docs/install.md, build" "$(tail -n 40 "$work/build.log")"
 	exit 0
 fi
 deb=$(ls "$work"/"$pkg"_*.deb 2>/dev/null | head -n1)
@@ -130,26 +156,30 @@ check "$pkg: the record's JSON Schema" has /usr/share/spank-nccl/record.schema.j
 check "$pkg: the Prometheus alert rules" has /usr/share/spank-nccl/spank-nccl-alerts.yml
 check "$pkg: the Grafana dashboard" has /usr/share/spank-nccl/spank-nccl-dashboard.json
 check "$wpkg: helper in libexec: /usr/libexec/nccl-warmup" whas /usr/libexec/nccl-warmup
-check "$wpkg: Prolog in libexec: /usr/libexec/nccl-warmup-prolog" \
-	whas /usr/libexec/nccl-warmup-prolog
+# Prolog= is set for every node: the Prolog comes with the plugin, and
+# exits 0 where the helper is not installed (tested below).
+check "$pkg: Prolog in libexec: /usr/libexec/nccl-warmup-prolog" \
+	has /usr/libexec/nccl-warmup-prolog
 check "$wpkg: Prolog's record writer: /usr/libexec/nccl-warmup-record" \
 	whas /usr/libexec/nccl-warmup-record
-check "$wpkg: Prolog's example configuration" \
-	whas /usr/share/spank-nccl/nccl-warmup-prolog.conf.example
-no_libexec() { ! grep '^/usr/libexec/.' <<<"$contents"; }
+check "$pkg: Prolog's example configuration" \
+	has /usr/share/spank-nccl/nccl-warmup-prolog.conf.example
+no_libexec() {
+	! grep '^/usr/libexec/.' <<<"$contents" | grep -vx /usr/libexec/nccl-warmup-prolog
+}
 no_la() { ! grep '\.la$' <<<"$contents"$'\n'"$wcontents"; }
-check "$pkg holds nothing of $wpkg (no /usr/libexec)" no_libexec
+check "$pkg holds nothing of $wpkg (in /usr/libexec only the Prolog)" no_libexec
 check "no libtool archive (.la) in either package" no_la
 conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
 check "/etc/slurm/nccl-profiles.conf is a conffile" \
 	grep -qxF /etc/slurm/nccl-profiles.conf <<<"$conffiles"
 for m in man5/nccl-profiles.conf.5.gz man8/spank-nccl.8.gz \
-	 man8/spank-nccl-report.8.gz man8/spank-nccl-check.8.gz; do
+	 man8/spank-nccl-report.8.gz man8/spank-nccl-check.8.gz \
+	 man8/nccl-warmup-prolog.8.gz; do
 	check "$pkg: man page /usr/share/man/$m" has "/usr/share/man/$m"
 done
-for m in man1/nccl-warmup.1.gz man8/nccl-warmup-prolog.8.gz; do
-	check "$wpkg: man page /usr/share/man/$m" whas "/usr/share/man/$m"
-done
+check "$wpkg: man page /usr/share/man/man8/nccl-warmup.8.gz (a program in /usr/libexec)" \
+	whas /usr/share/man/man8/nccl-warmup.8.gz
 snippet=/usr/share/spank-nccl/plugstack.conf.d/spank-nccl.conf
 check "plugstack.conf.d snippet $snippet" has "$snippet"
 # dh_compress gzips documents over 4 KiB.
@@ -212,9 +242,10 @@ else
 		ncontents=$(dpkg-deb -c "$ndeb" 2>/dev/null | awk '{print $6}' | sed 's|^\.||')
 		if [ -n "$ndeb" ] && ! ls "$work/nohelper/$wpkg"_*.deb >/dev/null 2>&1 &&
 		   grep -qxF "$plugin" <<<"$ncontents" &&
-		   ! grep -q '^/usr/libexec/.' <<<"$ncontents" &&
+		   grep -qx /usr/libexec/nccl-warmup-prolog <<<"$ncontents" &&
+		   ! grep '^/usr/libexec/.' <<<"$ncontents" | grep -qvx /usr/libexec/nccl-warmup-prolog &&
 		   ! grep -qF "$wpkg" <<<"$(dpkg-deb -f "$ndeb" Recommends 2>/dev/null)"; then
-			ok "DEB_BUILD_PROFILES=pkg.spank-nccl.nohelper without headers: $pkg alone, plugin and no helper ($(($(date +%s) - t0)) s)"
+			ok "DEB_BUILD_PROFILES=pkg.spank-nccl.nohelper without headers: $pkg alone, plugin and Prolog, no helper ($(($(date +%s) - t0)) s)"
 		else
 			not_ok "pkg.spank-nccl.nohelper builds $pkg alone, without the helper" \
 				"$(ls "$work/nohelper"; printf '%s\n' "$ncontents" | head -n 40)"
@@ -249,7 +280,9 @@ if [ "$rpm_checks" = 1 ]; then
 		wrpm_files=$(rpm -qpl "$wrpmfile" 2>/dev/null)
 		rpm_has() { grep -qE "$1" <<<"$rpm_files" || { echo "no $1 in $rpmfile"; return 1; }; }
 		wrpm_has() { grep -qE "$1" <<<"$wrpm_files" || { echo "no $1 in ${wrpmfile:-the $wpkg RPM (not built)}"; return 1; }; }
-		rpm_no_libexec() { ! grep '/libexec/' <<<"$rpm_files"; }
+		rpm_no_libexec() {
+			! grep '/libexec/' <<<"$rpm_files" | grep -qv '/libexec/nccl-warmup-prolog$'
+		}
 		check "the RPM has the plugin in Slurm's plugin dir" rpm_has '/slurm/spank_nccl\.so$'
 		check "the RPM has the record's JSON Schema" \
 			rpm_has '/spank-nccl/record\.schema\.json$'
@@ -260,12 +293,15 @@ if [ "$rpm_checks" = 1 ]; then
 		check "the RPM has the profile file as a config file" \
 			sh -c "rpm -qpc '$rpmfile' | grep -qx /etc/slurm/nccl-profiles.conf"
 		wrpm_helper() {
-			wrpm_has '/nccl-warmup$' && wrpm_has '/nccl-warmup-prolog$' &&
-				wrpm_has '/nccl-warmup-record$'
+			wrpm_has '/nccl-warmup$' && wrpm_has '/nccl-warmup-record$'
 		}
-		check "the $wpkg RPM has nccl-warmup, the Prolog and its record writer" \
+		check "the $wpkg RPM has nccl-warmup and the Prolog's record writer" \
 			wrpm_helper
-		check "the $pkg RPM has nothing of $wpkg" rpm_no_libexec
+		check "the $pkg RPM has the Prolog" rpm_has '/libexec/nccl-warmup-prolog$'
+		check "the $pkg RPM has nothing of $wpkg (in libexec only the Prolog)" rpm_no_libexec
+		# The same as debian/spank-nccl.postrm (tested below, on the .deb).
+		check "the $pkg RPM's %postun disables the plugstack.conf.d line on uninstall" \
+			sh -c "rpm -qp --scripts '$rpmfile' | grep -q 'plugstack.conf.d/spank-nccl.conf'"
 		host_slurm=$(sn_release_local)
 		check "the RPM requires Slurm $host_slurm (the release it was built for)" \
 			sh -c "rpm -qpR '$rpmfile' | grep -qE '^slurm.* >= $host_slurm\$'"
@@ -279,9 +315,9 @@ if [ "$rpm_checks" = 1 ]; then
 		>"$work/rpmbuild-nohelper.log" 2>&1; then
 		nrpm=$(ls "$work"/rpm-nohelper/RPMS/*/"$pkg"-[0-9]*.rpm 2>/dev/null | head -n1)
 		if [ -n "$nrpm" ] && ! ls "$work"/rpm-nohelper/RPMS/*/"$wpkg"-*.rpm >/dev/null 2>&1 &&
-		   ! rpm -qpl "$nrpm" | grep -q /libexec/ &&
+		   ! rpm -qpl "$nrpm" | grep /libexec/ | grep -qv '/libexec/nccl-warmup-prolog$' &&
 		   grep -q -- '--disable-warmup' "$work/rpmbuild-nohelper.log"; then
-			ok "rpmbuild -ta --without helper: $pkg alone, no helper ($(($(date +%s) - t0)) s)"
+			ok "rpmbuild -ta --without helper: $pkg alone, the Prolog and no helper ($(($(date +%s) - t0)) s)"
 		else
 			not_ok "rpmbuild -ta --without helper builds $pkg alone" \
 				"$(ls "$work"/rpm-nohelper/RPMS/*/; tail -n 20 "$work/rpmbuild-nohelper.log")"
@@ -296,21 +332,59 @@ check "spec Version matches configure.ac ($version)" \
 check "debian/changelog version matches configure.ac ($version)" \
 	grep -q "^$pkg ($version-" "$src/debian/changelog"
 
-# ---- install, enable with the package's line, test ---------------------
+# ---- docs/install.md, as written: install, enable, verify, uninstall ---
 if dpkg-query -W -f='${Status}' "$pkg" "$wpkg" 2>/dev/null | grep -q 'ok installed'; then
 	not_ok "$pkg, $wpkg not installed before the test" "purge them first (dpkg -P $wpkg $pkg)"
 	exit 0
 fi
+if [ -e "$dropin" ] || [ -L "$dropin" ] || [ -e "$dropin.disabled" ]; then
+	not_ok "no $dropin before the test" "remove $dropin and $dropin.disabled first"
+	exit 0
+fi
+# A profile file from an earlier install is put aside (apt would ask
+# whether to keep it), and back by finish().
 if [ -e /etc/slurm/nccl-profiles.conf ]; then
 	conf_backup=$work/nccl-profiles.conf.before
-	cp -p /etc/slurm/nccl-profiles.conf "$conf_backup"
+	mv /etc/slurm/nccl-profiles.conf "$conf_backup"
 fi
-if out=$(dpkg -i --force-confnew "$deb" "$wdeb" 2>&1 </dev/null); then
-	installed=1
-	ok "dpkg -i $(basename "$deb") $(basename "$wdeb")"
+tree_dir=${tree%/}
+
+# A node without GPUs: spank-nccl alone.
+installed=1
+if out=$(doc_step install-plugin "$tree_dir" 2>&1) &&
+   [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ] &&
+   ! dpkg-query -W -f='${Status}' "$wpkg" 2>/dev/null | grep -q 'ok installed'; then
+	ok "docs/install.md, install-plugin: apt install -y ../spank-nccl_*.deb installs $pkg alone"
 else
-	installed=1
-	not_ok "dpkg -i $(basename "$deb") $(basename "$wdeb")" "$out"
+	not_ok "docs/install.md, install-plugin" "$out"
+	exit 0
+fi
+# The Prolog as slurmd runs it (an empty environment but the job's), on
+# this node without the helper: exit 0, one line.  With GPUs in the job
+# (CUDA_VISIBLE_DEVICES) and without.
+prolog_gpuless() {
+	local out rc want
+	want="spank-nccl: no /usr/libexec/nccl-warmup on n1 (spank-nccl-warmup not installed): job not checked"
+	for gpus in "CUDA_VISIBLE_DEVICES=0,1 SLURM_JOB_GPUS=0,1" ""; do
+		# shellcheck disable=SC2086
+		out=$(env -i SLURMD_NODENAME=n1 SLURM_JOB_ID=42 SLURM_JOB_UID=65534 \
+			SLURM_JOB_USER=nobody SLURM_CLUSTER_NAME=sn $gpus \
+			/usr/libexec/nccl-warmup-prolog 2>&1 </dev/null)
+		rc=$?
+		[ "$rc" -eq 0 ] && [ "$out" = "$want" ] ||
+			{ echo "job env ${gpus:-without GPUs}: exit $rc, output:"; echo "$out"; return 1; }
+	done
+}
+check "$pkg alone: the Prolog exits 0 with one line, the job's GPUs or none" prolog_gpuless
+check "$pkg alone: spank-nccl-check says this node's jobs are not checked" \
+	sh -c "spank-nccl-check --plugstack $snippet | grep -q 'no /usr/libexec/nccl-warmup on this node'"
+
+# A GPU node: both.
+if out=$(doc_step install "$tree_dir" 2>&1) &&
+   [ "$(dpkg-query -W -f='${Status}' "$wpkg" 2>/dev/null)" = "install ok installed" ]; then
+	ok "docs/install.md, install: apt install -y ../spank-nccl{,-warmup}_*.deb"
+else
+	not_ok "docs/install.md, install: apt install -y ../spank-nccl{,-warmup}_*.deb" "$out"
 	exit 0
 fi
 check "installed plugin loads in srun's process (dlopen)" \
@@ -319,29 +393,29 @@ check "installed plugin loads in srun's process (dlopen)" \
 # snippet's line, /etc/slurm/nccl-profiles.conf, the Prolog's defaults.
 check "spank-nccl-check: the package's line, profile file and Prolog are OK" \
 	sh -c "spank-nccl-check --plugstack $snippet | grep -q '^spank-nccl: check OK: $snippet:'"
+# nccl-warmup-prolog(8)'s example of nccl-warmup-record (a check by hand,
+# recorded as "manual"), as the page renders it, on the installed programs
+# and the fake driver; the record file moved into $work.
+record_example() {
+	local cmds
+	cmds=$(MANWIDTH=200 man -l "$src/man/nccl-warmup-prolog.8" 2>/dev/null |
+		sed -n '/^ *\/usr\/libexec\/nccl-warmup --mode check --json/,/<\/tmp\/warmup\.json$/p' |
+		sed -e 's/^ *//' -e "s|/var/log/spank-nccl/warmups.jsonl|$work/warmups.jsonl|")
+	[ "$(wc -l <<<"$cmds")" -eq 4 ] || { echo "example not found: $cmds"; return 1; }
+	LD_LIBRARY_PATH=$build/tests/fake/cuda:$build/tests/fake/nccl bash -ec "$cmds" </dev/null >/dev/null &&
+		rm -f /tmp/warmup.json &&
+		grep -q '"source":"manual".*"verdict":"pass"' "$work/warmups.jsonl"
+}
+check "nccl-warmup-prolog(8)'s nccl-warmup-record example writes a passed manual record" \
+	record_example
+prolog_line=$(grep -m1 '^Prolog=' "$guide")
+check "docs/install.md's $prolog_line names the installed Prolog" \
+	test -x "${prolog_line#Prolog=}"
 
 export SN_INSTALLED=1 SN_BUILD_DIR="$build" SN_SRC_DIR="$src"
 export SN_CLUSTER_DIR=${SN_CLUSTER_DIR:-/tmp/spank-nccl-cluster}-deb
 # shellcheck source=../cluster/cluster.sh
 source "$src/tests/cluster/cluster.sh"
-
-# The admin's procedure: plugstack.conf includes a plugstack.conf.d where
-# the package's snippet is linked.
-enable_test() {
-	local d=$SN_CLUSTER_DIR/etc
-	mkdir -p "$d/plugstack.conf.d"
-	ln -sfn "$snippet" "$d/plugstack.conf.d/spank-nccl.conf"
-	echo "include $d/plugstack.conf.d/*.conf" >"$d/plugstack.conf"
-	(cd "$SN_CLUSTER_DIR/tmp" &&
-	 sn_timeout srun --nccl-profile=list </dev/null | grep -q quiet-logs &&
-	 [ "$(sn_timeout srun -n1 --nccl-profile=quiet-logs printenv NCCL_DEBUG </dev/null)" = WARN ])
-}
-if out=$(sn_cluster_start 2>&1); then
-	check "the package's plugstack.conf.d line enables the installed plugin" enable_test
-else
-	not_ok "test cluster with the installed package" "$out"
-fi
-sn_cluster_stop >/dev/null 2>&1
 
 # Each bats file starts its own cluster (SN_INSTALLED=1: the installed
 # plugin, helper, profile file and Prolog; fake GPUs from the build tree).
@@ -368,3 +442,92 @@ for f in ${SN_DEB_SUITES:-profiles warmup prolog}; do
 			"$(tail -n 20 "$tap")"
 	fi
 done
+
+# The rest of docs/install.md on a cluster whose plugstack.conf stands for
+# Debian's: it includes /etc/slurm/plugstack.conf, which includes
+# /etc/slurm/plugstack.conf.d/*.conf, where the guide's commands write.
+# (The Prolog= line is tested by prolog.bats, through a wrapper that gives
+# the Prolog the fake driver; here it is not set.)
+# The installed plugin keeps passed warmups in /run/spank-nccl/job-JOBID;
+# the suites' clusters above numbered their jobs from 1 too, so this one
+# starts elsewhere, or its first warmup would "reuse" their pass.
+if ! out=$(SN_PLUGIN=0 SN_SLURM_CONF_EXTRA=FirstJobId=100000 sn_cluster_start 2>&1); then
+	not_ok "test cluster with the installed package" "$out"
+	exit 0
+fi
+echo "include /etc/slurm/plugstack.conf" >"$SN_CLUSTER_DIR/etc/plugstack.conf"
+cdir=$SN_CLUSTER_DIR/tmp
+cleanup_dropin=1
+# Each TAP line names the step and its first command.
+step_check() {	# step_check NAME [TEST...]: doc_step NAME, then TEST
+	local name=$1 out
+	shift
+	if out=$(doc_step "$name" "$cdir" 2>&1) && { [ $# -eq 0 ] || "$@" <<<"$out"; }; then
+		ok "docs/install.md, $name: $(doc_block "$name" | head -n1)"
+	else
+		not_ok "docs/install.md, $name: $(doc_block "$name" | head -n1)" "$out"
+	fi
+}
+step_check enable
+# The job's environment carries the fake driver (the node's, in a real
+# cluster), which the helper loads.
+verify_test() {
+	local out
+	out=$(cat)
+	grep -q '^spank-nccl: check OK: /etc/slurm/plugstack.conf' <<<"$out" &&
+		grep -q quiet-logs <<<"$out" &&
+		grep -qE '^spank-nccl: warmup ok on n1: 1 GPU .*check mode' <<<"$out"
+}
+LD_LIBRARY_PATH=$(sn_fake_lib_dir) step_check verify verify_test
+arguments_test() {
+	[ -f "$dropin" ] && [ ! -L "$dropin" ] &&
+		[ "$(cd "$cdir" && sn_timeout srun -n1 printenv NCCL_DEBUG </dev/null)" = WARN ]
+}
+step_check arguments arguments_test
+step_check reconfigure
+step_check find-lines grep -qF "$dropin:required"
+uninstall_test() {
+	! dpkg-query -W -f='${Status}' "$pkg" "$wpkg" 2>/dev/null | grep -q installed ||
+		return 1
+	installed=0
+	[ ! -e "$dropin" ] && grep -q spank_nccl "$dropin.disabled"
+}
+step_check uninstall uninstall_test
+sn_cluster_stop >/dev/null 2>&1
+# The guide's scontrol reconfigure re-executes slurmctld and slurmd on
+# Slurm 23.11 and later, and their pid files may be gone: stop this
+# cluster's own daemons (their -f names its slurm.conf) by pid too.
+cluster_pids() {
+	local p args
+	for p in /proc/[0-9]*; do
+		args=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+		case $args in
+		"slurmctld -f $SLURM_CONF "* | "slurmd -f $SLURM_CONF "*) echo "${p#/proc/}" ;;
+		esac
+	done
+}
+left=$(cluster_pids)
+if [ -n "$left" ]; then
+	# shellcheck disable=SC2086
+	kill -TERM $left 2>/dev/null
+	for _ in $(seq 50); do
+		[ -n "$(cluster_pids)" ] || break
+		sleep 0.2
+	done
+	left=$(cluster_pids)
+	# shellcheck disable=SC2086
+	[ -z "$left" ] || kill -KILL $left 2>/dev/null
+fi
+
+all_steps=$(sed -n 's/^<!-- step: \([a-z-]*\) -->$/\1/p' "$guide")
+sh_blocks=$(grep -c '^```sh$' "$guide")
+not_run() {
+	local s missing=
+	for s in $all_steps; do
+		grep -qxF "$s" "$steps_run" 2>/dev/null || missing="$missing $s"
+	done
+	[ -z "$missing" ] || { echo "not run:$missing"; return 1; }
+	[ "$(wc -w <<<"$all_steps")" -eq "$sh_blocks" ] ||
+		{ echo "$sh_blocks sh blocks, $(wc -w <<<"$all_steps") step marks"; return 1; }
+}
+check "every command block of docs/install.md ran ($(wc -w <<<"$all_steps") steps)" not_run

@@ -112,7 +112,7 @@ printf '%s\n' "$syms" | {
 		[ "$fallback" = NULL ] && fallback=
 		need=${fallback:-$name}
 		printf '%s\n' $cuda11 | grep -qxF "$need" || {
-			echo "FAIL: nccl-warmup needs $need${fallback:+ (fallback of $name)}, not in CUDA 11.0's driver: update the minimum driver in the docs (admin guide, nccl-warmup(1)) and this list" >&2
+			echo "FAIL: nccl-warmup needs $need${fallback:+ (fallback of $name)}, not in CUDA 11.0's driver: update the minimum driver in the docs (admin guide, nccl-warmup(8)) and this list" >&2
 			rc=1
 		}
 	done

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The helper protocol (src/core/protocol/helper_protocol.c): the exit-code table,
- * the document that quotes it (nccl-warmup(1)) and the
+ * the document that quotes it (nccl-warmup(8)) and the
  * argument parsers the plugin and nccl-warmup share.
  */
 #include <stdlib.h>
@@ -296,7 +296,7 @@ static void check_doc(const char *path, const char *start, const char *end,
 
 static void test_man_page_agrees(void **state)
 {
-	check_doc(SN_SRCDIR "/man/nccl-warmup.1", ".SH EXIT STATUS", ".TE",
+	check_doc(SN_SRCDIR "/man/nccl-warmup.8", ".SH EXIT STATUS", ".TE",
 		  false);
 }
 

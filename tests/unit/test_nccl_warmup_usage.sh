@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # End-to-end test of the built nccl-warmup against the fake CUDA/NCCL: its
 # options and usage errors, the step and fabric options, --help (against
-# nccl-warmup(1)), --version, --limits and --quiet.
+# nccl-warmup(8)), --version, --limits and --quiet.
 # Set-up and checks: lib/nccl_warmup_cases.sh.  Run by "make check" from
 # the build directory.
 set -u
@@ -108,16 +108,16 @@ done)
 [ "$out" = "$want" ] || fail "--limits is not helper_protocol.h's: $want"
 [ -z "$err" ] || fail "--limits printed on stderr"
 
-# Every option of --help has its entry in nccl-warmup(1)'s OPTIONS (the
+# Every option of --help has its entry in nccl-warmup(8)'s OPTIONS (the
 # words of each .TP tag), and every entry is an option of --help.
 run help-man -- --help
 help_opts=$(printf '%s\n' "$out" | grep -o -- '--[a-z][a-z-]*' | sort -u)
 man_opts=$(awk '/^\.SH OPTIONS/ { o = 1; next } /^\.SH / { o = 0 }
 		o && t { print; t = 0 } o && /^\.TP/ { t = 1 }' \
-		"$src/man/nccl-warmup.1" | sed 's/\\-/-/g' |
+		"$src/man/nccl-warmup.8" | sed 's/\\-/-/g' |
 	grep -o -- '--[a-z][a-z-]*' | sort -u)
 [ -n "$help_opts" ] && [ "$help_opts" = "$man_opts" ] ||
-	fail "--help and nccl-warmup(1)'s OPTIONS differ: $(printf '%s\n' "$help_opts" "$man_opts" | sort | uniq -u | tr '\n' ' ')"
+	fail "--help and nccl-warmup(8)'s OPTIONS differ: $(printf '%s\n' "$help_opts" "$man_opts" | sort | uniq -u | tr '\n' ' ')"
 
 run quiet -- --quiet
 expect_rc 0

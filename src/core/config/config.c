@@ -265,7 +265,7 @@ static const struct sn_config_key keys[] = {
 	  "If they cannot be applied, a step that asked for no profile runs without them, with one warning.",
 	  set_default_profiles, FIELD(default_profiles) },
 	{ "warmup_helper", "PATH", "LIBEXECDIR/nccl-warmup",
-	  "The nccl-warmup binary, an absolute path; never taken from the user.",
+	  "The nccl-warmup(8) binary, an absolute path; never taken from the user.",
 	  set_path, FIELD(warmup_helper) },
 	{ "warmup_timeout", "SECONDS", STR(SN_WARMUP_TIMEOUT_DEFAULT_S),
 	  "Deadline of one warmup, 1 to " STR(SN_WARMUP_TIMEOUT_MAX_S) " (srun abandons a launch after 600 s).",

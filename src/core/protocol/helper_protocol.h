@@ -6,7 +6,7 @@
  * for those arguments (the plugin for plugstack.conf, the helper for its
  * command line), so the two can never disagree on a name, limit or
  * default.  The result's fields and reader are warmup_result.h; the
- * exit codes are documented in nccl-warmup(1) and docs/design.md, which
+ * exit codes are documented in nccl-warmup(8) and docs/design.md, which
  * tests/unit/test_helper_protocol.c checks against the table.
  */
 #ifndef SN_HELPER_PROTOCOL_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The result schema of nccl-warmup --json (nccl-warmup(1)), read with the
+ * The result schema of nccl-warmup --json (nccl-warmup(8)), read with the
  * strict reader of json_read.c; its keys are record_schema.c's.  The
  * helper runs as the job user, so its output is untrusted; keys not read
  * here are skipped (the helper may add keys: schema version 1 only ever
