@@ -214,20 +214,20 @@ ras_job_ended() {
 	RAS_SRUN='' RAS_JOB=''
 }
 
-# Kills job JOB by scancel once the sampler asked RAS twice after the
-# tasks were ready (the 1st answer may still be in flight).
+# scancel [ARGS] JOB once the sampler asked RAS twice after the tasks
+# were ready (the 1st answer may still be in flight).
 ras_kill_sampled() {
 	rm -f "$FAKE_NCCL_RAS_DIR/answered"
 	sn__wait_for 100 ras_sampled 2 || sn_fail "the sampler never asked RAS" ||
 		return 1
-	scancel "$1"
+	scancel "${@:2}" "$1"
 }
 
 # Issue 35 item 3: a step killed while rank 1 is behind leaves RAS's
 # verdict (step_hang.c's sampler) in its record, the job's fault; a step
 # killed with its communicator in step leaves none; ras_sample=off
 # starts no sampler (nothing asks RAS).
-@test "hang record: scancel of a step with a rank behind records RAS's verdict; a healthy one none; ras_sample=off" {
+@test "hang record: scancel (and --signal) of a step with a rank behind (dead) records RAS's verdict; a healthy one none; ras_sample=off" {
 	local rec=$SN_CLUSTER_DIR/tmp/ras-hang-$BATS_TEST_NUMBER job
 	sn_require_warmup
 	rm -rf "$rec"
@@ -248,11 +248,22 @@ assert (r["job"], r["step"], r["fault"], r["verdict"]) == (int(sys.argv[2]), 0, 
 assert r["user"] != "root" and r["signal"] > 0, r
 ' "$rec/n1.jsonl" "$job" || sn_fail "hang record"
 	ras_job_ended
+	# scancel --signal=USR1 (KILL is a cancel: TERM first): the tasks die
+	# of it, the job goes on ending.
+	FAKE_NCCL_RAS_DEAD=1 AS_USER=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 ||
+		return 1
+	job=$RAS_JOB
+	ras_kill_sampled "$job" --signal=USR1 || return 1
+	sn__wait_for 300 grep -q "\"job\":$job,.*\"hang\":\"rank 1 (task 1 on n1, GPU 1) is dead" "$rec/n1.jsonl" ||
+		sn_fail "no hang record for --signal=USR1: $(cat "$rec/n1.jsonl")"
+	grep -q "\"job\":$job,.*\"signal\":10," "$rec/n1.jsonl" || sn_fail "not signal 10 (USR1)"
+	scancel "$job"
+	ras_job_ended
 	AS_USER=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 || return 1
 	job=$RAS_JOB
 	ras_kill_sampled "$job" || return 1
 	sn__wait_for 300 ras_killed "$job" || sn_fail "no kill seen for job $job"
-	[ "$(wc -l <"$rec/n1.jsonl")" -eq 1 ] ||
+	[ "$(wc -l <"$rec/n1.jsonl")" -eq 2 ] ||
 		sn_fail "a record for a healthy step: $(cat "$rec/n1.jsonl")"
 	ras_job_ended
 	sn_plugstack_set "record_file=$rec/%n.jsonl" ras_sample=off
@@ -263,7 +274,7 @@ assert r["user"] != "root" and r["signal"] > 0, r
 	ras_job_ended
 	! ras_killed "$job" || sn_fail "a sampler with ras_sample=off"
 	[ ! -e "$FAKE_NCCL_RAS_DIR/answered" ] || sn_fail "RAS asked with ras_sample=off"
-	[ "$(wc -l <"$rec/n1.jsonl")" -eq 1 ] ||
+	[ "$(wc -l <"$rec/n1.jsonl")" -eq 2 ] ||
 		sn_fail "a record with ras_sample=off: $(cat "$rec/n1.jsonl")"
 }
 
