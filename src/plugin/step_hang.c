@@ -183,6 +183,7 @@ sampler(struct sn_hang_sample *h, int wake, int alive, const char *addr,
 	    (ids->uid != 0 && seteuid(0) == 0))
 		_exit(1);
 	prctl(PR_SET_DUMPABLE, 0);
+	prctl(PR_SET_NAME, "spank-nccl-ras");	/* ps, top: what it is */
 	while (poll(&pfd, 1, (int)period_s * 1000) == 0) {
 		ask(addr, node, verdict, sizeof(verdict), why, sizeof(why));
 		/* No answer: the step has no NCCL yet, or RAS is busy; the
@@ -225,11 +226,13 @@ void sn_step_hang_start(struct sn_plugin *p, spank_t sp,
 	if (pid == 0) {
 		close(wake[1]);
 		close(alive[0]);
-		h->pid = fork();
-		if (h->pid == 0)
+		pid_t c = fork();
+
+		if (c == 0)
 			sampler(h, wake[0], alive[1], addr, node, ids,
 				cfg->ras_sample_s);
-		_exit(h->pid < 0);
+		h->pid = c;	/* before slurmstepd's waitpid() returns */
+		_exit(c < 0);
 	}
 	close(wake[0]);
 	close(alive[1]);
