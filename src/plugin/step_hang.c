@@ -30,10 +30,10 @@
 
 #include "base/clock.h"
 #include "base/strutil.h"
+#include "helper_exec.h"
 #include "plugin.h"
 #include "protocol/ras_ask.h"
 #include "protocol/ras_status.h"
-#include "helper_child.h"
 #include "spank_wrap.h"
 
 /* A question to a stuck step's RAS: real RAS waits 5 s on a dead peer. */
