@@ -203,9 +203,9 @@ void sn_step_hang_start(struct sn_plugin *p, spank_t sp,
 	int wake[2], alive[2] = { -1, -1 }, st;
 	pid_t pid;
 
+	/* The hang record goes to record_file= and record_syslog= only. */
 	if (p->fail_tasks || cfg->ras != SN_RAS_STEP || !cfg->ras_sample_s ||
-	    (!cfg->record_file[0] && !cfg->record_syslog &&
-	     !cfg->prom_dir[0]) ||
+	    (!cfg->record_file[0] && !cfg->record_syslog) ||
 	    ids->step_id >= 0xfffffff0u ||
 	    sn_spank_getenv(sp, "NCCL_RAS_ADDR", addr, sizeof(addr)) < 0 ||
 	    !addr[0])

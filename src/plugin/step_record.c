@@ -151,8 +151,6 @@ int sn_step_record_hang(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	struct sn_record *r;
 	int rc;
 
-	if (!have_sinks(&p->cfg))
-		return 0;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		sn_log_info("hang record: out of memory, not written");

@@ -171,6 +171,7 @@ static void test_escaping(void **state)
 	assert_false(view.pass);
 	assert_string_equal(view.class, "nccl_error");
 	assert_non_null(strstr(line, "\"hang\":\"rank 1 (\\\"x\\\"\\n, GPU 1) is dead\""));
+	assert_string_equal(view.hang, "rank 1 (\"x\"\n, GPU 1) is dead");
 }
 
 static void test_classes(void **state)

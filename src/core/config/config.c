@@ -355,7 +355,7 @@ static const struct sn_config_key keys[] = {
 	  "The 127.0.0.1 ports of `ras=step`, picked from the job and step ids.",
 	  set_ports, FIELD(ras_ports) },
 	{ "ras_sample", "SECONDS|off", STR(SN_RAS_SAMPLE_DEFAULT_S),
-	  "With `ras=step` and a record sink: every SECONDS a process of the job's user on each node asks the step's RAS, so that a step killed while its NCCL is stuck leaves RAS's verdict in its record (`hang`); `off`: none.",
+	  "With `ras=step` and `record_file=` or `record_syslog=`: every SECONDS a process of the job's user on each node asks the step's RAS, so that a step killed while its NCCL is stuck leaves RAS's verdict in its record (`hang`); `off`: none.",
 	  set_ras_sample, FIELD(ras_sample_s) },
 	{ "health", "POLICY", "default",
 	  "The helper's GPU health checks, read from NVML before any CUDA context: `default`, `fail`, `warn` or `off` for every check and/or CHECK:LEVEL items, left to right, e.g. `health=default,pcie:fail`. "
