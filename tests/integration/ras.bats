@@ -9,6 +9,7 @@
 
 load common
 load helpers/fabric
+load helpers/fleet
 load helpers/ras
 
 setup_file() { sn_file_setup; }
@@ -276,6 +277,7 @@ assert r["user"] != "root" and r["signal"] > 0, r
 	[ ! -e "$FAKE_NCCL_RAS_DIR/answered" ] || sn_fail "RAS asked with ras_sample=off"
 	[ "$(wc -l <"$rec/n1.jsonl")" -eq 2 ] ||
 		sn_fail "a record with ras_sample=off: $(cat "$rec/n1.jsonl")"
+	validate_records "hang records" <"$rec/n1.jsonl"
 }
 
 @test "spank-nccl-status: NCCL before 2.28.7 (text), a step without NCCL, another user's job, NCCL 2.23, ras=off" {
