@@ -68,6 +68,12 @@ struct sn_plugin {
 	pid_t stepd_pid;			/* step_container.c */
 	bool in_agent;				/* step_container.c */
 	char **helper_env;	/* the helper's env, NULL: the job's (ditto) */
+
+	/* slurmstepd, ras=step with ras_sample= and a record sink: the hang
+	 * sampler's pipes (closing wake ends it; alive ends when it does) and its last verdict,
+	 * mmap'd before it forks (step_hang.c); NULL: none. */
+	int hang_wake, hang_alive;		/* step_hang.c */
+	struct sn_hang_sample *hang_sample;	/* step_hang.c */
 };
 
 /* spank_nccl.c-independent entry points, one per hook and context. */
@@ -150,6 +156,21 @@ struct sn_warmup_facts {
  * slurmstepd could not return to the user's identity afterwards. */
 int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 		   const struct sn_warmup_facts *f);
+/* The hang record of a step a signal killed in NCCL (step_hang.c):
+ * RAS's VERDICT, taken AGE_S before; fault "job". */
+int sn_step_record_hang(const struct sn_plugin *p, const struct sn_job_ids *ids,
+			const char *node, int signal, const char *verdict,
+			double age_s);
+/*
+ * step_hang.c, slurmstepd: user_init starts the step's hang sampler (a
+ * process of the job user asking the step's RAS every ras_sample=
+ * seconds); task_exit, the first task a signal killed, writes the hang
+ * record from its last verdict; exit stops it.
+ */
+void sn_step_hang_start(struct sn_plugin *p, spank_t sp,
+			const struct sn_job_ids *ids);
+void sn_step_task_exit(struct sn_plugin *p, spank_t sp);
+void sn_step_hang_stop(struct sn_plugin *p);
 
 /*
  * plan.c: load the profile file (once) and resolve the request;

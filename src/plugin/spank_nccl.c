@@ -172,10 +172,20 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-int slurm_spank_exit(spank_t sp, int ac, char **av)
+/* A task killed while the step's NCCL is stuck: its record (step_hang.c). */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	if (sn_ctx.where == S_CTX_REMOTE)
+		sn_step_task_exit(&sn_ctx, sp);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	if (sn_ctx.where == S_CTX_REMOTE) {
+		sn_step_hang_stop(&sn_ctx);
 		sn_step_reuse_job_end(&sn_ctx, sp);
+	}
 	sn_plugin_fini(&sn_ctx);
 	return 0;
 }

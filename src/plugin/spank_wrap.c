@@ -100,6 +100,13 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 	return 0;
 }
 
+int sn_spank_task_exit_status(spank_t sp, int *status)
+{
+	*status = 0;
+	return spank_get_item(sp, S_TASK_EXIT_STATUS, status) ==
+	       ESPANK_SUCCESS ? 0 : -1;
+}
+
 int sn_spank_job_argv(spank_t sp, int *argc, char ***argv)
 {
 	*argc = 0;

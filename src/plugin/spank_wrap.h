@@ -54,6 +54,8 @@ int sn_spank_option_value(spank_t sp, const char *name, char *buf,
 			  size_t len);
 /* S_JOB_ARGV: the step's command (srun's local_user_init, slurmstepd). */
 int sn_spank_job_argv(spank_t sp, int *argc, char ***argv);
+/* S_TASK_EXIT_STATUS: the wait() status of the task (task_exit). */
+int sn_spank_task_exit_status(spank_t sp, int *status);
 
 /*
  * The launcher (srun, sbatch, salloc) around an option callback: getopt's

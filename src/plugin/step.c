@@ -102,6 +102,7 @@ int sn_step_user_init(struct sn_plugin *p, spank_t sp)
 	/* After the profiles (a site's own NCCL_RAS_ADDR wins), before the
 	 * warmup: its helper and the tasks get one address. */
 	sn_step_ras(p, sp, &ids);
+	sn_step_hang_start(p, sp, &ids);
 	if (p->fail_tasks || !p->warmup_req.given ||
 	    p->warmup_req.mode == SN_WARMUP_MODE_OFF)
 		return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slurmstepd, user_init, after the warmup: the fleet record (record.h) to
- * the admin's sinks (record_file=, record_syslog=, prom_dir=).  Written
+ * the admin's sinks; at a task's exit, a killed step's hang record
+ * (step_hang.c) (record_file=, record_syslog=, prom_dir=).  Written
  * here, by slurmstepd, never by the helper (which runs as the user),
  * through sinks.c (shared with the Prolog's nccl-warmup-record) inside
  * the privileged section (privilege.h).  A sink that fails (missing
@@ -73,24 +74,13 @@ static void write_sinks(const struct sn_config *cfg, const struct sn_record *r)
 			    rep.prom.msg);
 }
 
-int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
-		   const struct sn_warmup_facts *f)
+/* R's fields that name the step and its user, at NODE, now. */
+static void record_step(struct sn_record *r, const struct sn_job_ids *ids,
+			const char *node)
 {
-	const struct sn_config *cfg = &p->cfg;
-	struct sn_record *r;
-	struct sn_priv priv = SN_PRIV_INIT;
-	int rc = 0;
-
-	if (!cfg->record_file[0] && !cfg->record_syslog && !cfg->prom_dir[0])
-		return 0;
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		sn_log_info("warmup record: out of memory, not written");
-		return 0;
-	}
 	r->source = "spank";
 	r->time = sn_clock_wall_s();
-	sn_strlcpy(r->node, f->node, sizeof(r->node));
+	sn_strlcpy(r->node, node, sizeof(r->node));
 	r->job = ids->job_id;
 	r->step_kind = step_kind(ids->step_id);
 	r->step = r->step_kind && strcmp(r->step_kind, "normal") == 0 ?
@@ -98,6 +88,41 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	sn_strlcpy(r->cluster, ids->cluster, sizeof(r->cluster));
 	user_name(ids->uid, r->user, sizeof(r->user));
 	r->uid = ids->uid;
+}
+
+static bool have_sinks(const struct sn_config *cfg)
+{
+	return cfg->record_file[0] || cfg->record_syslog || cfg->prom_dir[0];
+}
+
+/* The admin's sinks are root's: written as root (privilege.h). */
+static int write_as_root(const struct sn_config *cfg, const struct sn_record *r)
+{
+	struct sn_priv priv = SN_PRIV_INIT;
+	int rc = 0;
+
+	if (sn_priv_enter(&priv, "the warmup record") == 0)
+		write_sinks(cfg, r);
+	if (sn_priv_leave(&priv) < 0)
+		rc = -1;
+	return rc;
+}
+
+int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
+		   const struct sn_warmup_facts *f)
+{
+	const struct sn_config *cfg = &p->cfg;
+	struct sn_record *r;
+	int rc;
+
+	if (!have_sinks(cfg))
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		sn_log_info("warmup record: out of memory, not written");
+		return 0;
+	}
+	record_step(r, ids, f->node);
 	sn_strlcpy(r->mode, sn_warmup_mode_name(f->mode), sizeof(r->mode));
 	sn_strlcpy(r->gpus_requested, f->gpus, sizeof(r->gpus_requested));
 	r->pass = f->ok;
@@ -114,11 +139,34 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	/* Decided by the root side (verdict.h), never the helper's word. */
 	r->fault = f->ok ? SN_FAULT_NONE : f->fault;
 
-	/* The admin's sinks are root's: written as root (privilege.h). */
-	if (sn_priv_enter(&priv, "the warmup record") == 0)
-		write_sinks(cfg, r);
-	if (sn_priv_leave(&priv) < 0)
-		rc = -1;
+	rc = write_as_root(cfg, r);
+	free(r);
+	return rc;
+}
+
+int sn_step_record_hang(const struct sn_plugin *p, const struct sn_job_ids *ids,
+			const char *node, int signal, const char *verdict,
+			double age_s)
+{
+	struct sn_record *r;
+	int rc;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		sn_log_info("hang record: out of memory, not written");
+		return 0;
+	}
+	record_step(r, ids, node);
+	r->class = SN_CLASS_TIMEOUT;
+	r->fault = SN_FAULT_JOB;	/* the job's own processes said so */
+	r->exit_code = -1;
+	r->signal = signal;
+	r->elapsed_ms = -1;
+	snprintf(r->message, sizeof(r->message),
+		 "the step was killed (signal %d) while its NCCL communicators were not all finished (RAS asked %.0f s before)",
+		 signal, age_s);
+	sn_strlcpy(r->hang, verdict, sizeof(r->hang));
+	rc = write_as_root(&p->cfg, r);
 	free(r);
 	return rc;
 }

@@ -66,6 +66,9 @@ int fleet_add(struct fleet *f, const struct sn_record_view *r)
 
 	if (!n)
 		return -1;
+	/* A killed step's hang record (the job's story) is no warmup. */
+	if (r->hang[0])
+		return 0;
 	if (n->n_samples == n->cap_samples) {
 		size_t cap = n->cap_samples ? n->cap_samples * 2 : 16;
 		void *p = realloc(n->samples, cap * sizeof(*n->samples));

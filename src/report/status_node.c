@@ -34,6 +34,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "protocol/ras_ask.h"
 #include "status.h"
 
 #define ENV_MAX (256 * 1024)
@@ -130,110 +131,26 @@ static void print_addrs(void)
 	freeifaddrs(ifs);
 }
 
-/* Connects to ADDR ("host:port"), with send/receive timeouts. */
-static int ras_connect(const char *addr, char *why, size_t cap)
-{
-	char host[128];
-	const char *port;
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
-	struct timeval tv = { .tv_sec = RAS_TIMEOUT_S };
-	char *colon;
-	int fd, rc;
-
-	snprintf(host, sizeof(host), "%s", addr);
-	colon = strrchr(host, ':');
-	if (!colon) {
-		snprintf(why, cap, "NCCL_RAS_ADDR %s has no port", addr);
-		return -1;
-	}
-	*colon = '\0';
-	port = colon + 1;
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
-	}
-	rc = getaddrinfo(host, port, &hints, &res);
-	if (rc != 0) {
-		snprintf(why, cap, "%s: %s", addr, gai_strerror(rc));
-		return -1;
-	}
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0) {
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-			snprintf(why, cap, "nothing answers on %s (%s)", addr,
-				 strerror(errno));
-			close(fd);
-			fd = -1;
-		}
-	} else {
-		snprintf(why, cap, "socket: %s", strerror(errno));
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-static bool send_all(int fd, const char *s)
-{
-	size_t n = strlen(s);
-
-	while (n > 0) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			return false;
-		s += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
-/* One line of the answer into LINE, or false at its end. */
-static bool read_line(FILE *f, char *line, size_t cap)
-{
-	if (!fgets(line, (int)cap, f))
-		return false;
-	line[strcspn(line, "\r\n")] = '\0';
-	return true;
-}
-
-/* CLIENT PROTOCOL, SET FORMAT json (NCCL 2.28.7+; older: text), then
- * VERBOSE STATUS; NCCL closes after the answer. */
+/* RAS's answer (ras_ask.h), one "| LINE" a line. */
 static void ras_query(const char *addr)
 {
-	char why[256], line[4096];
-	bool json;
-	FILE *f;
-	int fd = ras_connect(addr, why, sizeof(why));
+	struct sn_ras_answer a;
+	char why[256];
 
-	if (fd < 0) {
+	if (sn_ras_ask(addr, RAS_TIMEOUT_S * 1000, &a, why, sizeof(why)) < 0) {
 		printf("error %s\n", why);
 		return;
 	}
-	f = fdopen(dup(fd), "r");
-	if (!f || !send_all(fd, "CLIENT PROTOCOL 2\nSET FORMAT json\n") ||
-	    !read_line(f, line, sizeof(line)) ||
-	    strncmp(line, "SERVER PROTOCOL ", 16) != 0 ||
-	    !read_line(f, line, sizeof(line))) {
-		printf("error %s did not answer as NCCL's RAS does\n", addr);
-		goto out;
+	printf("answer %s\n", a.json ? "json" : "text");
+	for (char *l = a.text, *nl; *l; l = nl) {
+		nl = l + strcspn(l, "\n");
+		printf("| %.*s\n", (int)(nl - l - (nl > l && nl[-1] == '\r')),
+		       l);
+		nl += *nl == '\n';
 	}
-	json = strcmp(line, "OK") == 0;
-	if (!send_all(fd, "VERBOSE STATUS\n")) {
-		printf("error %s: %s\n", addr, strerror(errno));
-		goto out;
-	}
-	printf("answer %s\n", json ? "json" : "text");
-	while (read_line(f, line, sizeof(line)))
-		printf("| %s\n", line);
-	if (ferror(f))
-		printf("error %s: the answer stopped: %s\n", addr,
-		       errno == EAGAIN ? "timed out" : strerror(errno));
-out:
-	if (f)
-		fclose(f);
-	close(fd);
+	if (a.cut)
+		printf("error %s\n", why);
+	sn_ras_answer_free(&a);
 }
 
 /* Slurm daemons of several clusters on one host (test clusters) reuse job

@@ -158,9 +158,10 @@ static const struct proc *find_proc(const struct facts *f, long pid,
 }
 
 /* "rank R (task T on NODE, GPU G)" */
-static void describe(const struct facts *f, const struct sn_ras_rank *k,
+static void describe(const void *ctx, const struct sn_ras_rank *k,
 		     char *out, size_t cap)
 {
+	const struct facts *f = ctx;
 	const struct proc *p = find_proc(f, k->pid, k->host);
 	char gpu[32] = "";
 
@@ -175,53 +176,6 @@ static void describe(const struct facts *f, const struct sn_ras_rank *k,
 	else
 		snprintf(out, cap, "rank %ld (its process unknown to RAS)",
 			 k->rank);
-}
-
-/* One communicator's verdict line; empty if it is healthy. */
-static void comm_verdict(const struct facts *f, const struct sn_ras_status *st,
-			 int c, const struct sn_ras_verdict *v, char *out,
-			 size_t cap)
-{
-	const struct sn_ras_comm *cm = &st->comms[c];
-	size_t len = 0;
-	char who[256];
-
-	out[0] = '\0';
-	for (int i = cm->first; i < cm->first + cm->n && len < cap; i++) {
-		const struct sn_ras_rank *k = &st->ranks[i];
-
-		if (!k->missing)
-			continue;
-		describe(f, k, who, sizeof(who));
-		len += (size_t)snprintf(out + len, cap - len, "%s%s %s",
-					len ? "; " : "", who,
-					k->dead ? "is dead (RAS lost its process)" :
-						  "is missing (it does not answer RAS)");
-	}
-	if (v->coll < 0 || len >= cap)
-		return;
-	for (int i = cm->first; i < cm->first + cm->n; i++) {
-		const struct sn_ras_rank *k = &st->ranks[i];
-
-		if (!k->odd)
-			continue;
-		describe(f, k, who, sizeof(who));
-		if (v->n_odd == 1)
-			snprintf(out + len, cap - len,
-				 "%s%s has launched %s %llu while the other %d rank%s %s at %llu",
-				 len ? "; " : "", who, st->colls[v->coll],
-				 k->counts[v->coll], v->n_rest,
-				 v->n_rest == 1 ? "" : "s",
-				 v->n_rest == 1 ? "is" : "are", v->rest_count);
-		else
-			snprintf(out + len, cap - len,
-				 "%s%d ranks (first %s) have launched %s %s%llu while the other %d %s at %llu",
-				 len ? "; " : "", v->n_odd, who,
-				 st->colls[v->coll], v->odd_mixed ? "up to " : "",
-				 v->odd_count, v->n_rest,
-				 v->n_rest == 1 ? "is" : "are", v->rest_count);
-		return;
-	}
 }
 
 static const char *rank_state(const struct sn_ras_rank *k)
@@ -313,7 +267,8 @@ static int render_json(const struct facts *f, const struct status_run *run,
 		struct sn_ras_verdict v;
 
 		sn_ras_verdict(&st, c, &v);
-		comm_verdict(f, &st, c, &v, verdict, sizeof(verdict));
+		sn_ras_verdict_line(&st, c, &v, describe, f, verdict,
+				    sizeof(verdict));
 	}
 	if (!verdict[0])
 		snprintf(verdict, sizeof(verdict), st.n_comms ?

@@ -248,12 +248,28 @@ static void status(FILE *o, bool json)
 			"    \"timeouts_count\": 0\n  }\n}\n");
 }
 
+/* A line in FAKE_NCCL_RAS_DIR/answered after each status sent: tests
+ * wait on it for a query they cannot see (the plugin's sampler). */
+static void note_answered(void)
+{
+	char path[600];
+	FILE *f;
+
+	dir_path(path, sizeof(path) - 16);
+	strcat(path, "/answered");
+	f = fopen(path, "a");
+	if (f) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+}
+
 /* One client: commands by line until STATUS; answers as NCCL does. */
 static void serve(int fd)
 {
 	FILE *in = fdopen(fd, "r"), *out = fdopen(dup(fd), "w");
 	char line[256];
-	bool json = false;
+	bool json = false, answered = false;
 
 	if (!in || !out)
 		goto done;
@@ -272,6 +288,7 @@ static void serve(int fd)
 		} else if (strcasecmp(line, "status") == 0 ||
 			   strcasecmp(line, "verbose status") == 0) {
 			status(out, json);
+			answered = true;
 			break;
 		} else {
 			fprintf(out, "ERROR: Unknown command %s\n", line);
@@ -285,6 +302,8 @@ done:
 		fclose(in);
 	else
 		close(fd);
+	if (answered)
+		note_answered();
 }
 
 static void *listener(void *arg)

@@ -9,6 +9,7 @@
 
 load common
 load helpers/fabric
+load helpers/fleet
 load helpers/ras
 
 setup_file() { sn_file_setup; }
@@ -196,6 +197,87 @@ assert [r[i]["state"] for i in range(4)] == ["ok", "off", "ok", "dead"], r
 assert (r[1]["task"], r[1]["node"], r[1]["gpu"], r[1]["count"]) == (1, "n1", 1, 1), r[1]
 assert d["communicators"][0]["collective"] == "AllReduce", d
 ' "$output" || sn_fail "--json"
+}
+
+# The slurmd log line of job JOB's killed step (step_hang.c).
+ras_killed() {
+	grep -q "step $1\.0 killed (signal [0-9]*): RAS's last verdict" "$(sn_slurmd_log)"
+}
+
+# At least N RAS answers since ras_sampled_reset (the fake notes each).
+ras_sampled() {
+	[ "$(wc -l <"$FAKE_NCCL_RAS_DIR/answered" 2>/dev/null || echo 0)" -ge "$1" ]
+}
+
+# Waits for the srun of a job that was cancelled.
+ras_job_ended() {
+	wait "$RAS_SRUN" 2>/dev/null || true
+	RAS_SRUN='' RAS_JOB=''
+}
+
+# scancel [ARGS] JOB once the sampler asked RAS twice after the tasks
+# were ready (the 1st answer may still be in flight).
+ras_kill_sampled() {
+	rm -f "$FAKE_NCCL_RAS_DIR/answered"
+	sn__wait_for 100 ras_sampled 2 || sn_fail "the sampler never asked RAS" ||
+		return 1
+	scancel "${@:2}" "$1"
+}
+
+# Issue 35 item 3: a step killed while rank 1 is behind leaves RAS's
+# verdict (step_hang.c's sampler) in its record, the job's fault; a step
+# killed with its communicator in step leaves none; ras_sample=off
+# starts no sampler (nothing asks RAS).
+@test "hang record: scancel (and --signal) of a step with a rank behind (dead) records RAS's verdict; a healthy one none; ras_sample=off" {
+	local rec=$SN_CLUSTER_DIR/tmp/ras-hang-$BATS_TEST_NUMBER job
+	sn_require_warmup
+	rm -rf "$rec"
+	mkdir -p "$rec"
+	sn_plugstack_set "record_file=$rec/%n.jsonl" ras_sample=1
+	FAKE_NCCL_RAS_BEHIND=1 AS_USER=1 ras_job_start 127.0.0.1 4 -n4 --gres=gpu:4 ||
+		return 1
+	job=$RAS_JOB
+	ras_kill_sampled "$job" || return 1
+	sn__wait_for 300 grep -q '"hang":"' "$rec/n1.jsonl" ||
+		sn_fail "no hang record: $(cat "$rec/n1.jsonl" 2>&1)"
+	python3 -c '
+import json, sys
+[r] = [json.loads(l) for l in open(sys.argv[1])]
+want = "rank 1 (task 1 on n1, GPU 1) has launched AllReduce 1 while the other 3 ranks are at 2"
+assert r["hang"] == want, r["hang"]
+assert (r["job"], r["step"], r["fault"], r["verdict"]) == (int(sys.argv[2]), 0, "job", "fail"), r
+assert r["user"] != "root" and r["signal"] > 0, r
+' "$rec/n1.jsonl" "$job" || sn_fail "hang record"
+	ras_job_ended
+	# scancel --signal=USR1 (KILL is a cancel: TERM first): the tasks die
+	# of it, the job goes on ending.
+	FAKE_NCCL_RAS_DEAD=1 AS_USER=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 ||
+		return 1
+	job=$RAS_JOB
+	ras_kill_sampled "$job" --signal=USR1 || return 1
+	sn__wait_for 300 grep -q "\"job\":$job,.*\"hang\":\"rank 1 (task 1 on n1, GPU 1) is dead" "$rec/n1.jsonl" ||
+		sn_fail "no hang record for --signal=USR1: $(cat "$rec/n1.jsonl")"
+	grep -q "\"job\":$job,.*\"signal\":10," "$rec/n1.jsonl" || sn_fail "not signal 10 (USR1)"
+	scancel "$job"
+	ras_job_ended
+	AS_USER=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 || return 1
+	job=$RAS_JOB
+	ras_kill_sampled "$job" || return 1
+	sn__wait_for 300 ras_killed "$job" || sn_fail "no kill seen for job $job"
+	[ "$(wc -l <"$rec/n1.jsonl")" -eq 2 ] ||
+		sn_fail "a record for a healthy step: $(cat "$rec/n1.jsonl")"
+	ras_job_ended
+	sn_plugstack_set "record_file=$rec/%n.jsonl" ras_sample=off
+	FAKE_NCCL_RAS_BEHIND=1 AS_USER=1 ras_job_start 127.0.0.1 2 -n2 --gres=gpu:2 ||
+		return 1
+	job=$RAS_JOB
+	scancel "$job"
+	ras_job_ended
+	! ras_killed "$job" || sn_fail "a sampler with ras_sample=off"
+	[ ! -e "$FAKE_NCCL_RAS_DIR/answered" ] || sn_fail "RAS asked with ras_sample=off"
+	[ "$(wc -l <"$rec/n1.jsonl")" -eq 2 ] ||
+		sn_fail "a record with ras_sample=off: $(cat "$rec/n1.jsonl")"
+	validate_records "hang records" <"$rec/n1.jsonl"
 }
 
 @test "spank-nccl-status: NCCL before 2.28.7 (text), a step without NCCL, another user's job, NCCL 2.23, ras=off" {

@@ -116,6 +116,12 @@ int sn_spank_job_ids(spank_t sp, struct sn_job_ids *ids)
 	return 0;
 }
 
+int sn_spank_task_exit_status(spank_t sp, int *status)
+{
+	*status = mock.task_exit_status;
+	return 0;
+}
+
 int sn_spank_job_argv(spank_t sp, int *argc, char ***argv)
 {
 	*argc = mock.job_argc;

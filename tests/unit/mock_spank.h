@@ -25,6 +25,7 @@ struct mock_spank {
 	int optind;
 	char **job_argv;
 	int job_argc;
+	int task_exit_status;
 	/* another plugin's option seen by sn_spank_option_value: the value
 	 * of option_name, NULL unset */
 	const char *option_name;

@@ -36,6 +36,11 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.ras, SN_RAS_STEP);
 	assert_int_equal(cfg.ras_ports.lo, 28100);
 	assert_int_equal(cfg.ras_ports.hi, 28999);
+	assert_int_equal(cfg.ras_sample_s, 30);
+	assert_int_equal(parse1(&cfg, "ras_sample=OFF", &err), 0);
+	assert_int_equal(cfg.ras_sample_s, 0);
+	assert_int_equal(parse1(&cfg, "ras_sample=3600", &err), 0);
+	assert_int_equal(cfg.ras_sample_s, 3600);
 	assert_false(cfg.health_given);
 	assert_int_equal(cfg.health.busy_mib, 1024);
 	assert_string_equal(cfg.confirm_env, "");
@@ -207,6 +212,9 @@ static void test_bad_values(void **state)
 		{ "fabric_ports=", "empty value" },
 		{ "fabric_min_busbw=fast", "\"fabric_min_busbw=fast\": expected a bus bandwidth in GB/s between 0 and 100000" },
 		{ "fabric_min_busbw=-1", "GB/s" },
+		{ "ras_sample=0", "\"ras_sample=0\": expected whole seconds between 1 and 3600, or off" },
+		{ "ras_sample=3601", "between 1 and 3600, or off" },
+		{ "ras_sample=1s", "between 1 and 3600, or off" },
 		{ "ras_ports=80", "not PORT or LO-HI with ports 1024-65535, e.g. ras_ports=28100-28999" },
 		{ "health_busy_mib=x", "e.g. health_busy_mib=1024" },
 		{ "fabric_transport=ib", "\"fabric_transport=ib\": expected any (every network NCCL picks passes) or no-socket" },

@@ -157,6 +157,8 @@ static void test_escaping(void **state)
 	r.class = SN_CLASS_NCCL_ERROR;
 	snprintf(r.message, sizeof(r.message),
 		 "bad\n{\"record\":\"spank-nccl-warmup\"}\r\x1b[31m\xff");
+	/* RAS's verdict is the job's processes' word. */
+	snprintf(r.hang, sizeof(r.hang), "rank 1 (\"x\"\n, GPU 1) is dead");
 	len = sn_record_format(&r, line, sizeof(line));
 	assert_true(len > 0);
 	assert_ptr_equal(memchr(line, '\n', len), line + len - 1);
@@ -168,6 +170,8 @@ static void test_escaping(void **state)
 			    "bad\n{\"record\":\"spank-nccl-warmup\"}\r\x1b[31m?");
 	assert_false(view.pass);
 	assert_string_equal(view.class, "nccl_error");
+	assert_non_null(strstr(line, "\"hang\":\"rank 1 (\\\"x\\\"\\n, GPU 1) is dead\""));
+	assert_string_equal(view.hang, "rank 1 (\"x\"\n, GPU 1) is dead");
 }
 
 static void test_classes(void **state)
@@ -236,7 +240,8 @@ static void test_health_record(void **state)
 	assert_non_null(strstr(line, "\"class\":\"gpu_busy\""));
 	assert_non_null(strstr(line, "\"health_status\":\"gpu_busy\""));
 	assert_non_null(strstr(line, "\"health_findings\":\"GPU 0 busy: held by another process: pid 7 (alice) 900 MiB\""));
-	assert_non_null(strstr(line, "\"schema\":3"));
+	assert_non_null(strstr(line, "\"schema\":4"));
+	assert_non_null(strstr(line, "\"hang\":null"));
 	assert_int_equal(sn_record_read(line, len, &doc, &view, &err), 0);
 	assert_int_equal(sn_record_class_of_exit(13), SN_CLASS_GPU_HEALTH);
 	assert_int_equal(sn_record_class_of_exit(14), SN_CLASS_GPU_BUSY);

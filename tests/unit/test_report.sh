@@ -106,6 +106,9 @@ f3=$dir/fault.jsonl
 	rec 4 d2 fail cuda_error 2 "NVIDIA H200" null 1000 "Xid 79" |
 		sed 's/"verdict"/"fault":"node","verdict"/'
 	rec 5 d2 fail nccl_error 2 "NVIDIA H200" null 1000 "old record, no fault"
+	# A killed step's hang record (step_hang.c) is no warmup: not counted.
+	rec 6 d1 fail timeout 2 "NVIDIA H200" null 1000 "killed" |
+		sed 's/"verdict"/"fault":"job","hang":"rank 1 (task 1 on d1) is dead","verdict"/'
 } >"$f3"
 json=$("$report" --json "$f3" 2>/dev/null)
 echo "$json" | grep -q '"node":"d1",[^}]*"runs":3,"passes":1,"failures":0,"reused":0,"peer_failed":0,"not_node_faults":2,"last_failure_class":null' ||

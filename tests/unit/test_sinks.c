@@ -266,6 +266,20 @@ static void reused_pass_leaves_metrics(void **state)
 	assert_int_equal(syslog_count, 0);
 }
 
+/* A killed step's hang record (step_hang.c) is no warmup: no metrics. */
+static void hang_record_leaves_metrics(void **state)
+{
+	struct fixture *fx = *state;
+	struct sn_sinks s = { fx->file_pattern, false, fx->dir };
+	struct sn_sinks_report rep;
+
+	snprintf(fx->r.hang, sizeof(fx->r.hang), "rank 1 (task 1 on n1) is dead");
+	fx->len = sn_record_format(&fx->r, fx->line, sizeof(fx->line));
+	assert_int_equal(sn_sinks_write(&s, &fx->r, &rep), 0);
+	assert_file_has_record(fx);
+	assert_false(exists(fx->prom));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -274,6 +288,7 @@ int main(void)
 		T(nothing_configured),
 		T(failing_file_stops_nothing),
 		T(failing_prom_stops_nothing),
+		T(hang_record_leaves_metrics),
 		T(two_failures_each_named),
 		T(record_too_large),
 		T(reused_pass_leaves_metrics),

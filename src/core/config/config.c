@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 #include "config/node_path.h"
@@ -227,6 +228,24 @@ static int set_ras(KEY_ARGS)
 	return 0;
 }
 
+static int set_ras_sample(KEY_ARGS)
+{
+	unsigned long long v;
+
+	(void)key;
+	if (strcasecmp(value, "off") == 0) {
+		cfg->ras_sample_s = 0;
+		return 0;
+	}
+	if (sn_parse_u64(value, SN_RAS_SAMPLE_MAX_S, &v) < 0 || v < 1) {
+		ARG_ERROR(err, arg, "expected whole seconds between 1 and %d, or off",
+			  SN_RAS_SAMPLE_MAX_S);
+		return -1;
+	}
+	cfg->ras_sample_s = (unsigned int)v;
+	return 0;
+}
+
 static int set_health(KEY_ARGS)
 {
 	struct sn_error why;
@@ -335,6 +354,9 @@ static const struct sn_config_key keys[] = {
 	{ "ras_ports", "LO-HI", STR(SN_RAS_PORT_LO_DEFAULT) "-" STR(SN_RAS_PORT_HI_DEFAULT),
 	  "The 127.0.0.1 ports of `ras=step`, picked from the job and step ids.",
 	  set_ports, FIELD(ras_ports) },
+	{ "ras_sample", "SECONDS|off", STR(SN_RAS_SAMPLE_DEFAULT_S),
+	  "With `ras=step` and `record_file=` or `record_syslog=`: every SECONDS a process of the job's user on each node asks the step's RAS, so that a step killed while its NCCL is stuck leaves RAS's verdict in its record (`hang`); `off`: none.",
+	  set_ras_sample, FIELD(ras_sample_s) },
 	{ "health", "POLICY", "default",
 	  "The helper's GPU health checks, read from NVML before any CUDA context: `default`, `fail`, `warn` or `off` for every check and/or CHECK:LEVEL items, left to right, e.g. `health=default,pcie:fail`. "
 	  "The checks: busy, row_remap, retired_pages, ecc, persistence, compute_mode, pcie, nvlink, clocks; by default each fails but persistence, pcie and clocks, which warn.",

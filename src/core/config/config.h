@@ -87,6 +87,9 @@ struct sn_config {
 	 */
 	enum sn_ras_policy ras;
 	struct sn_port_range ras_ports;
+	/* ras_sample=: seconds between the hang sampler's questions to a
+	 * step's RAS (step_ras_sample.c); 0: off. */
+	unsigned int ras_sample_s;
 	/*
 	 * health= and health_busy_mib=: the helper's GPU health checks
 	 * (health.h); passed as --health/--health-busy-mib when given.

@@ -29,6 +29,9 @@ enum sn_ras_policy {
 
 #define SN_RAS_PORT_LO_DEFAULT 28100
 #define SN_RAS_PORT_HI_DEFAULT 28999
+/* ras_sample=: the hang sampler's period (step_ras_sample.c). */
+#define SN_RAS_SAMPLE_DEFAULT_S 30
+#define SN_RAS_SAMPLE_MAX_S 3600
 /* Ports tried after the derived one when it is taken. */
 #define SN_RAS_ATTEMPTS 8
 /*

@@ -223,6 +223,7 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 		return (struct value){ .type = SN_T_BOOLEAN, .b = r->reused };
 	case SN_F_ELAPSED_MS: return number(r->elapsed_ms);
 	case SN_F_MESSAGE: return str(r->message);
+	case SN_F_HANG: return str(r->hang);
 	case SN_F_GPUS_REQUESTED: return str(r->gpus_requested);
 	case SN_F_GPU_COUNT: return integer((long long)n_gpus);
 	case SN_F_GPU_MODEL: return str(c->model);

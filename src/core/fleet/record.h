@@ -66,6 +66,8 @@ struct sn_record {
 	bool reused;
 	double elapsed_ms;		/* as the root side measured it */
 	char message[1024];		/* what failed; "" on success */
+	/* A step killed while RAS saw its NCCL unfinished: RAS's verdict. */
+	char hang[2048];
 	const struct sn_warmup_result *result;	/* NULL: none parsed */
 	/*
 	 * A result of a run the job's user cannot reach (the Prolog's, or

@@ -145,6 +145,7 @@ static const struct view_string {
 	S(SN_F_SOURCE, source),
 	S(SN_F_MODE, mode),
 	S(SN_F_MESSAGE, message),
+	S(SN_F_HANG, hang),
 	S(SN_F_GPU_MODEL, gpu_model),
 	S(SN_F_NCCL_VERSION, nccl_version),
 	S(SN_F_DRIVER_VERSION, driver_version),

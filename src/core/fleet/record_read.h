@@ -25,6 +25,7 @@ struct sn_record_view {
 	char class[32];
 	char fault[16];			/* "": a record before schema 3 */
 	char message[1024];
+	char hang[2048];		/* "": no hang record (step_hang.c) */
 	bool reused;
 	size_t gpu_count;
 	char gpu_model[96];		/* "" unknown */

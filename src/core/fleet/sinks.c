@@ -42,7 +42,8 @@ int sn_sinks_write(const struct sn_sinks *s, const struct sn_record *r,
 	if (s->syslog && sn_record_syslog(r, &rep->syslog) < 0)
 		failed++;
 	free(line);
-	if (given(s->prom_dir) && !r->reused &&
+	/* A step's hang record is no warmup: no warmup metrics. */
+	if (given(s->prom_dir) && !r->reused && !r->hang[0] &&
 	    sn_prom_update(s->prom_dir, r, &rep->prom) < 0)
 		failed++;
 	return failed;

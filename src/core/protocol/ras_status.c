@@ -4,6 +4,7 @@
  * (ras_status.h).  Keys not read here are skipped: NCCL adds keys from
  * release to release.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "protocol/json_read.h"
@@ -302,4 +303,52 @@ void sn_ras_verdict(struct sn_ras_status *st, int comm,
 		}
 	}
 	v->n_odd = 0;
+}
+
+/* One communicator's verdict line; empty if it is healthy. */
+void sn_ras_verdict_line(const struct sn_ras_status *st, int c,
+			 const struct sn_ras_verdict *v,
+			 sn_ras_describe_fn describe, const void *ctx,
+			 char *out, size_t cap)
+{
+	const struct sn_ras_comm *cm = &st->comms[c];
+	size_t len = 0;
+	char who[256];
+
+	out[0] = '\0';
+	for (int i = cm->first; i < cm->first + cm->n && len < cap; i++) {
+		const struct sn_ras_rank *k = &st->ranks[i];
+
+		if (!k->missing)
+			continue;
+		describe(ctx, k, who, sizeof(who));
+		len += (size_t)snprintf(out + len, cap - len, "%s%s %s",
+					len ? "; " : "", who,
+					k->dead ? "is dead (RAS lost its process)" :
+						  "is missing (it does not answer RAS)");
+	}
+	if (v->coll < 0 || len >= cap)
+		return;
+	for (int i = cm->first; i < cm->first + cm->n; i++) {
+		const struct sn_ras_rank *k = &st->ranks[i];
+
+		if (!k->odd)
+			continue;
+		describe(ctx, k, who, sizeof(who));
+		if (v->n_odd == 1)
+			snprintf(out + len, cap - len,
+				 "%s%s has launched %s %llu while the other %d rank%s %s at %llu",
+				 len ? "; " : "", who, st->colls[v->coll],
+				 k->counts[v->coll], v->n_rest,
+				 v->n_rest == 1 ? "" : "s",
+				 v->n_rest == 1 ? "is" : "are", v->rest_count);
+		else
+			snprintf(out + len, cap - len,
+				 "%s%d ranks (first %s) have launched %s %s%llu while the other %d %s at %llu",
+				 len ? "; " : "", v->n_odd, who,
+				 st->colls[v->coll], v->odd_mixed ? "up to " : "",
+				 v->odd_count, v->n_rest,
+				 v->n_rest == 1 ? "is" : "are", v->rest_count);
+		return;
+	}
 }

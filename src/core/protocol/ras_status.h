@@ -66,4 +66,17 @@ struct sn_ras_verdict {
 void sn_ras_verdict(struct sn_ras_status *st, int comm,
 		    struct sn_ras_verdict *v);
 
+/* Names rank K for a verdict line ("rank R (task T on NODE, GPU G)"). */
+typedef void (*sn_ras_describe_fn)(const void *ctx, const struct sn_ras_rank *k,
+				   char *out, size_t cap);
+/*
+ * Communicator C's verdict V (sn_ras_verdict) as one line into OUT (CAP
+ * bytes), its ranks named by DESCRIBE(CTX, ...): which are missing or
+ * dead, which are off the others' count; empty if it is healthy.
+ */
+void sn_ras_verdict_line(const struct sn_ras_status *st, int c,
+			 const struct sn_ras_verdict *v,
+			 sn_ras_describe_fn describe, const void *ctx,
+			 char *out, size_t cap);
+
 #endif

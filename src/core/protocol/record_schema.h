@@ -25,7 +25,7 @@
  * not know.  Records without "schema" are revision 1 (before "schema"
  * and "producer").
  */
-#define SN_RECORD_SCHEMA 3
+#define SN_RECORD_SCHEMA 4
 /* "producer": what wrote the record (configure's AC_INIT). */
 #define SN_RECORD_PRODUCER PACKAGE_NAME " " PACKAGE_VERSION
 
@@ -118,6 +118,7 @@ enum sn_field {
 	SN_F_REUSED,
 	SN_F_ELAPSED_MS,
 	SN_F_MESSAGE,
+	SN_F_HANG,		/* a step killed in NCCL (schema 4) */
 	SN_F_GPUS_REQUESTED,
 	SN_F_GPU_COUNT,
 	SN_F_GPU_MODEL,
