@@ -62,6 +62,48 @@ static int child_reset_oom_score(void)
 	return rc == 1 ? 0 : -1;
 }
 
+/* The effective root back (the real uid is 0 in user_init). */
+static int regain_euid_root(void)
+{
+	return geteuid() != 0 && seteuid(0) < 0 ? -1 : 0;
+}
+
+int sn_switch_ids_for_good(uid_t uid, gid_t gid, const gid_t *groups,
+			   int n_groups)
+{
+	uid_t ruid, euid, suid;
+	gid_t rgid, egid, sgid;
+
+	if (regain_euid_root() < 0)
+		return -1;
+	if (setgroups((size_t)n_groups, groups) < 0 ||
+	    setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return -1;
+	if (getresuid(&ruid, &euid, &suid) < 0 ||
+	    getresgid(&rgid, &egid, &sgid) < 0)
+		return -1;
+	if (ruid != uid || euid != uid || suid != uid ||
+	    rgid != gid || egid != gid || sgid != gid) {
+		errno = EPERM;
+		return -1;
+	}
+	/* Paranoia: a non-root user must not be able to come back. */
+	if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+void sn_exec_as_root(char *const argv[])
+{
+	static char *const no_env[] = { NULL };
+
+	if (sn_switch_ids_for_good(0, 0, NULL, 0) == 0)
+		execve(argv[0], argv, no_env);
+	_exit(127);
+}
+
 static int child_drop_privileges(const struct sn_helper_spec *spec)
 {
 	uid_t ruid, euid, suid;
@@ -75,30 +117,11 @@ static int child_drop_privileges(const struct sn_helper_spec *spec)
 		child_reset_oom_score();	/* raising is all we may do */
 		return 0;
 	}
-	/* Real uid is 0 in user_init: regain the effective root we need
-	 * (also to lower oom_score_adj, which needs CAP_SYS_RESOURCE). */
-	if (geteuid() != 0 && seteuid(0) < 0)
+	/* Lowering oom_score_adj needs CAP_SYS_RESOURCE: as root first. */
+	if (regain_euid_root() < 0 || child_reset_oom_score() < 0)
 		return -1;
-	if (child_reset_oom_score() < 0)
-		return -1;
-	if (setgroups((size_t)spec->n_groups, spec->groups) < 0 ||
-	    setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-	    setresuid(spec->uid, spec->uid, spec->uid) < 0)
-		return -1;
-	if (getresuid(&ruid, &euid, &suid) < 0 ||
-	    getresgid(&rgid, &egid, &sgid) < 0)
-		return -1;
-	if (ruid != spec->uid || euid != spec->uid || suid != spec->uid ||
-	    rgid != spec->gid || egid != spec->gid || sgid != spec->gid) {
-		errno = EPERM;
-		return -1;
-	}
-	/* Paranoia: a non-root job user must not be able to come back. */
-	if (spec->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
-		errno = EPERM;
-		return -1;
-	}
-	return 0;
+	return sn_switch_ids_for_good(spec->uid, spec->gid, spec->groups,
+				      spec->n_groups);
 }
 
 /* Closes every descriptor from 3 up but the N in KEEP (below 3 ignored). */

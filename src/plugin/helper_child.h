@@ -41,4 +41,21 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 			 const int fds[4])
 	__attribute__((noreturn));
 
+/*
+ * For good to UID, GID and GROUPS (N_GROUPS of them), checked: all three
+ * uids and gids, and for a user other than root that root cannot be
+ * regained.  0, or -1 with errno set.  The only id changes of src/plugin
+ * besides the privileged section (as_root.c / privilege.c): the helper's
+ * drop, the hang sampler's (step_hang.c) and the derivation's root.
+ */
+int sn_switch_ids_for_good(uid_t uid, gid_t gid, const gid_t *groups,
+			   int n_groups);
+
+/*
+ * In a forked child: root for good (no groups), then ARGV[0] (an
+ * admin-chosen absolute path) with ARGV and no environment; _exit(127)
+ * if either fails.  The step key's derivation (step_fabric_auth.c).
+ */
+void sn_exec_as_root(char *const argv[]) __attribute__((noreturn));
+
 #endif

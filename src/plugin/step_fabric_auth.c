@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "helper_exec.h"
+#include "helper_child.h"
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_fabric_auth.h"
@@ -28,7 +29,6 @@
 static void __attribute__((noreturn))
 derive_child(char *const argv[], int key_w, int err_w)
 {
-	static char *const no_env[] = { NULL };
 	sigset_t none;
 	int null_fd = open("/dev/null", O_RDWR);
 
@@ -39,11 +39,7 @@ derive_child(char *const argv[], int key_w, int err_w)
 	    fcntl(3, F_SETFD, 0) < 0 || close_range(4, ~0U, 0) < 0)
 		_exit(126);
 	/* user_init may run with the job user's euid; the real uid is 0. */
-	if ((geteuid() != 0 && seteuid(0) < 0) || setgroups(0, NULL) < 0 ||
-	    setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-		_exit(126);
-	execve(argv[0], argv, no_env);
-	_exit(127);
+	sn_exec_as_root(argv);
 }
 
 /*

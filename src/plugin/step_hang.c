@@ -31,6 +31,7 @@
 #include "base/clock.h"
 #include "base/strutil.h"
 #include "helper_exec.h"
+#include "helper_child.h"
 #include "plugin.h"
 #include "protocol/ras_ask.h"
 #include "protocol/ras_status.h"
@@ -176,11 +177,8 @@ sampler(struct sn_hang_sample *h, int wake, int alive, const char *addr,
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	if (sn_close_all_but(wake, alive) < 0 ||
-	    (geteuid() != 0 && seteuid(0) < 0) ||
-	    setgroups((size_t)ids->n_groups, ids->groups) < 0 ||
-	    setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
-	    setresuid(ids->uid, ids->uid, ids->uid) < 0 ||
-	    (ids->uid != 0 && seteuid(0) == 0))
+	    sn_switch_ids_for_good(ids->uid, ids->gid, ids->groups,
+				   ids->n_groups) < 0)
 		_exit(1);
 	prctl(PR_SET_DUMPABLE, 0);
 	prctl(PR_SET_NAME, "spank-nccl-ras");	/* ps, top: what it is */

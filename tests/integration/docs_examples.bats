@@ -403,7 +403,7 @@ check_helper_exception() {
 
 @test "docs: the by-hand extractor finds the man page's examples (output, script, loop) and inline code" {
 	extract helper >"$M/helper-all"
-	grep -qE $'^EX\tman/nccl-warmup\\.1:[0-9]+\t/usr/libexec/nccl-warmup$' "$M/helper-all" ||
+	grep -qE $'^EX\tman/nccl-warmup\\.8:[0-9]+\t/usr/libexec/nccl-warmup$' "$M/helper-all" ||
 		sn_fail "nccl-warmup(8)'s first example not extracted"
 	grep -qE $'^O\tspank-nccl: warmup ok on ' "$M/helper-all" ||
 		sn_fail "its shown output not extracted"

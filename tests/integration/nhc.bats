@@ -180,7 +180,7 @@ more_runs() { [ "$(runs "$1")" -ge $(($2 + $3)) ]; }
 
 @test "nhc: the docs' NHC line is what nhc.conf holds" {
 	doc_nhc_lines -v | sed 's/^/# /' >&3
-	doc_nhc_lines -v | grep -q '^man/nccl-warmup\.1:' ||
+	doc_nhc_lines -v | grep -q '^man/nccl-warmup\.8:' ||
 		sn_fail "no NHC line in man/nccl-warmup.8"
 	[ "$(grep -vc '^#' "$(nhc_conf)")" -eq "$(doc_nhc_lines | wc -l)" ] ||
 		sn_fail "nhc.conf: $(cat "$(nhc_conf)")"

@@ -198,19 +198,27 @@ EOF
 		sn_fail "$(grep ^uid= "$f")"
 }
 
-@test "privilege: source audit: one exec call in the plugin, in helper_child.c" {
+@test "privilege: source audit: exec calls in the plugin only in helper_child.c, each after its switch of ids" {
 	local src="$SN_SRC_DIR/src/plugin" hits
 	[ -d "$src" ] || sn_fail "no sources at $src"
 	hits=$(grep -nE '\b(exec[lv]p?e?|execvpe|fexecve|system|popen|posix_spawnp?|vfork|clone3?)[[:space:]]*\(' \
 		"$src"/*.c | grep -vE '^\S+:[0-9]+:\s*(/\*|\*)')
-	[ "$(wc -l <<<"$hits")" -eq 1 ] &&
-		grep -q '^.*/helper_child\.c:[0-9]*:[[:space:]]*execve(spec->path, spec->argv, spec->envp);' <<<"$hits" ||
+	# Two: the job's helper (as the job user) and the step key's
+	# derivation (root for good, no environment).
+	[ "$(wc -l <<<"$hits")" -eq 2 ] &&
+		grep -q '^.*/helper_child\.c:[0-9]*:[[:space:]]*execve(spec->path, spec->argv, spec->envp);' <<<"$hits" &&
+		grep -q '^.*/helper_child\.c:[0-9]*:[[:space:]]*execve(argv\[0\], argv, no_env);' <<<"$hits" ||
 		sn_fail "exec calls in src/plugin: $hits"
-	# That exec happens only after the switch to the job user.
+	# The helper's exec only after the switch to the job user.
 	awk '/^void sn_helper_child_run\(/ { f = 1 }
 	     f && /child_drop_privileges/ { d = NR }
 	     f && /execve\(/ { e = NR; exit } END { exit !(d && e && d < e) }' \
 		"$src/helper_child.c" || sn_fail "execve before the privilege drop"
+	# The root exec only once root for good, with no environment.
+	awk '/^void sn_exec_as_root\(/ { f = 1 }
+	     f && /sn_switch_ids_for_good\(0, 0, NULL, 0\) == 0/ { d = NR }
+	     f && /execve\(/ { e = NR; exit } END { exit !(d && e && d < e) }' \
+		"$src/helper_child.c" || sn_fail "the root exec before its switch of ids"
 }
 
 @test "privilege: source audit: ids change only in the privileged section and the helper's child" {
@@ -224,15 +232,17 @@ EOF
 	done >"$BATS_TEST_TMPDIR/ids"
 	hits=$(cat "$BATS_TEST_TMPDIR/ids")
 	# spank_wrap.c: the two calls behind sn_proc_set_euid/egid;
-	# helper_child.c: child_drop_privileges, the helper's for-good drop.
+	# helper_child.c: sn_switch_ids_for_good (the helper's drop, the
+	# hang sampler's, the derivation's root) and regain_euid_root.
 	[ "$(grep -c '^spank_wrap\.c:' <<<"$hits")" -eq 2 ] &&
 		! grep -vE '^(spank_wrap|helper_child)\.c:' <<<"$hits" >/dev/null ||
 		sn_fail "id calls in src/plugin: $hits"
-	awk '/^static int child_drop_privileges\(/ { f = 1 } f && /^}/ { f = 0 }
+	awk '/^(int sn_switch_ids_for_good|static int regain_euid_root)\(/ { f = 1 }
+	     f && /^}/ { f = 0 }
 	     /(set(e|re|res|fs)?[ug]id|setgroups)[ \t]*\(/ && !f &&
 	     !/^[ \t]*(\/\*|\*)/ { bad = 1 }
 	     END { exit bad }' "$src/helper_child.c" ||
-		sn_fail "id calls in helper_child.c outside child_drop_privileges"
+		sn_fail "id calls in helper_child.c outside sn_switch_ids_for_good"
 	# Only the privileged section calls the wrappers.
 	calls=$(grep -lE '\bsn_proc_set_e[ug]id[[:space:]]*\(' "$src"/*.c)
 	[ "$(printf '%s\n' "$calls" | sed 's|.*/||' | sort | tr '\n' ' ')" = \

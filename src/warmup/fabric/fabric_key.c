@@ -34,16 +34,25 @@ static void hex(const unsigned char *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* One lowercase hex digit's value, or -1. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* 2N lowercase hex digits of IN (not NUL-terminated) into N bytes. */
 static int unhex(const char *in, size_t n, unsigned char *out)
 {
 	for (size_t i = 0; i < n; i++) {
-		unsigned int v;
+		int hi = hex_digit(in[2 * i]), lo = hex_digit(in[2 * i + 1]);
 
-		if (sscanf(in + 2 * i, "%2x", &v) != 1 ||
-		    !strchr("0123456789abcdef", in[2 * i]) ||
-		    !strchr("0123456789abcdef", in[2 * i + 1]))
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i] = (unsigned char)v;
+		out[i] = (unsigned char)(hi << 4 | lo);
 	}
 	return 0;
 }
