@@ -15,7 +15,7 @@
 #define SN_REAP_LIMIT_MS 2000
 /* How long the supervisor may spend killing and reaping what the helper
  * left; below SN_REAP_LIMIT_MS so the parent outlasts it. */
-#define SN_SWEEP_LIMIT_MS 1000
+#define SN_DESCENDANTS_LIMIT_MS 1000
 
 enum { SN_CHILD_OUT, SN_CHILD_ERR, SN_CHILD_REPORT, SN_CHILD_RESULT };
 

@@ -4,7 +4,7 @@
  * the admin's sinks (record_file=, record_syslog=, prom_dir=).  Written
  * here, by slurmstepd, never by the helper (which runs as the user),
  * through sinks.c (shared with the Prolog's nccl-warmup-record) inside
- * the privileged section (privilege.h).  A sink that fails (missing
+ * the privileged section (as_root.h).  A sink that fails (missing
  * directory, full disk, read-only file system) is logged to slurmd's log
  * and never fails the step.
  */
@@ -16,7 +16,7 @@
 #include "base/clock.h"
 #include "helper_exec.h"
 #include "plugin.h"
-#include "privilege.h"
+#include "as_root.h"
 #include "fleet/record.h"
 #include "fleet/sinks.h"
 #include "spank_wrap.h"
@@ -114,7 +114,7 @@ int sn_step_record(const struct sn_plugin *p, const struct sn_job_ids *ids,
 	/* Decided by the root side (verdict.h), never the helper's word. */
 	r->fault = f->ok ? SN_FAULT_NONE : f->fault;
 
-	/* The admin's sinks are root's: written as root (privilege.h). */
+	/* The admin's sinks are root's: written as root (as_root.h). */
 	if (sn_priv_enter(&priv, "the warmup record") == 0)
 		write_sinks(cfg, r);
 	if (sn_priv_leave(&priv) < 0)

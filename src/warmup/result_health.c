@@ -2,13 +2,13 @@
 /*
  * The GPU health checks in the helper's output: a clause of the summary
  * line when not clean, and the "health" object of the JSON result (what
- * NVML read per GPU, the findings, the policy).  Apart from report.c so
+ * NVML read per GPU, the findings, the policy).  Apart from result.c so
  * that each stays small.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "report_out.h"
+#include "result_out.h"
 #include "warmup.h"
 
 void wu_report_health_summary(const struct wu_run *s, struct wu_out *o)

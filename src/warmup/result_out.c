@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The helper's output buffer, which report.c and report_health.c fill. */
+/* The helper's output buffer, which result.c and result_health.c fill. */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "report_out.h"
+#include "result_out.h"
 #include "warmup.h"
 
 void wu_out_add(struct wu_out *o, const char *fmt, ...)

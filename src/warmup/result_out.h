@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The helper's output buffer (report_out.c), which report.c and
- * report_health.c fill. */
-#ifndef WU_REPORT_OUT_H
-#define WU_REPORT_OUT_H
+/* The helper's output buffer (result_out.c), which result.c and
+ * result_health.c fill. */
+#ifndef WU_RESULT_OUT_H
+#define WU_RESULT_OUT_H
 
 #include <stddef.h>
 
@@ -21,7 +21,7 @@ void wu_out_json_string(struct wu_out *o, const char *s);
 /* The JSON string S, or null when S is NULL or "". */
 void wu_out_json_or_null(struct wu_out *o, const char *s);
 
-/* report_health.c */
+/* result_health.c */
 void wu_report_health_summary(const struct wu_run *s, struct wu_out *o);
 void wu_report_health_json(const struct wu_run *s, struct wu_out *o);
 

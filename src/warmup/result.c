@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report_out.h"
-#include "container.h"
+#include "result_out.h"
+#include "container_nccl.h"
 #include "protocol/fault.h"
 #include "warmup.h"
 
