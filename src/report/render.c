@@ -5,7 +5,7 @@
  * median and threshold drawn).  Every string that came from a record (a
  * node name, a group built from the helper's GPU name, a class or
  * message) reaches the output through one of three escapers: plain() for
- * the table, sn_json_escape() for JSON, xml_text() for SVG.  A record is
+ * the table, json_write.c's for JSON, xml_text() for SVG.  A record is
  * written by the job user's helper: its text must not add JSON objects,
  * SVG elements or terminal escape sequences (tests/unit/test_report.sh).
  */
@@ -85,23 +85,29 @@ void render_table(const struct fleet *f, const struct report_opts *o)
 	printf("\n");
 }
 
-/* S as a JSON string, quotes included. */
+/* S as a JSON string, quotes included; null when OR_NULL and S is "". */
+static void json_text_or(const char *s, bool or_null)
+{
+	char buf[6 * SN_JSON_STRING_MAX + 3];
+	struct sn_text t = { .buf = buf, .cap = sizeof(buf) };
+
+	if (or_null)
+		sn_json_add_or_null(&t, s);
+	else
+		sn_json_add_string(&t, s);
+	fputs(buf, stdout);
+}
+
 static void json_text(const char *s)
 {
-	char esc[6 * 1024 + 1];
-
-	sn_json_escape(esc, sizeof(esc), s);
-	printf("\"%s\"", esc);
+	json_text_or(s, false);
 }
 
 /* ,"KEY":S -- null when S is empty. */
 static void json_str(const char *key, const char *s)
 {
 	printf(",\"%s\":", key);
-	if (s[0])
-		json_text(s);
-	else
-		printf("null");
+	json_text_or(s, true);
 }
 
 static void json_num(const char *key, double v, bool known)
