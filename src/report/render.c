@@ -85,29 +85,11 @@ void render_table(const struct fleet *f, const struct report_opts *o)
 	printf("\n");
 }
 
-/* S as a JSON string, quotes included; null when OR_NULL and S is "". */
-static void json_text_or(const char *s, bool or_null)
-{
-	char buf[6 * SN_JSON_STRING_MAX + 3];
-	struct sn_text t = { .buf = buf, .cap = sizeof(buf) };
-
-	if (or_null)
-		sn_json_add_or_null(&t, s);
-	else
-		sn_json_add_string(&t, s);
-	fputs(buf, stdout);
-}
-
-static void json_text(const char *s)
-{
-	json_text_or(s, false);
-}
-
 /* ,"KEY":S -- null when S is empty. */
 static void json_str(const char *key, const char *s)
 {
 	printf(",\"%s\":", key);
-	json_text_or(s, true);
+	sn_json_print(stdout, s, true);
 }
 
 static void json_num(const char *key, double v, bool known)
@@ -127,9 +109,9 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 		const struct node_summary *n = &f->nodes[i];
 
 		printf("%s{\"node\":", i ? "," : "");
-		json_text(n->node);
+		sn_json_print(stdout, n->node, false);
 		printf(",\"group\":");
-		json_text(n->group);
+		sn_json_print(stdout, n->group, false);
 		printf(",\"gpu_count\":%zu", n->gpu_count);
 		/* The newest record's, under the record's keys. */
 		json_str(sn_field_key(SN_F_GPU_MODEL), n->gpu_model);

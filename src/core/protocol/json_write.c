@@ -67,3 +67,15 @@ void sn_json_add_or_null(struct sn_text *t, const char *s)
 	else
 		sn_text_add(t, "null");
 }
+
+void sn_json_print(FILE *f, const char *s, bool or_null)
+{
+	char buf[6 * SN_JSON_STRING_MAX + 3];
+	struct sn_text t = { .buf = buf, .cap = sizeof(buf) };
+
+	if (or_null)
+		sn_json_add_or_null(&t, s);
+	else
+		sn_json_add_string(&t, s);
+	fputs(buf, f);
+}

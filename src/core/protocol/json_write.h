@@ -2,7 +2,9 @@
 #ifndef SN_JSON_WRITE_H
 #define SN_JSON_WRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/textbuf.h"
 
@@ -23,5 +25,8 @@ void sn_json_add_string(struct sn_text *t, const char *s);
 /* Appends S as a JSON string, or null when S is NULL or "": the one null
  * of every JSON the project writes (a value not known). */
 void sn_json_add_or_null(struct sn_text *t, const char *s);
+/* The same to F: S as a JSON string, or null when OR_NULL and S is NULL
+ * or "". */
+void sn_json_print(FILE *f, const char *s, bool or_null);
 
 #endif
