@@ -276,7 +276,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 	add_key(o, ",", SN_F_FAULT);
 	sn_json_add_or_null(o, sn_fault_name(run_fault(s, code)));
 	add_key(o, ",", SN_F_MESSAGE);
-	sn_json_add_string(o, code == SN_WARMUP_OK ? "" : s->message);
+	sn_json_add_or_null(o, code == SN_WARMUP_OK ? "" : s->message);
 	add_key(o, ",", SN_F_NOTE);
 	sn_json_add_string(o, s->note);
 	add_key(o, ",", SN_F_SUMMARY);
