@@ -259,10 +259,10 @@ static void kill_children(pid_t self)
 /* Kills and reaps every descendant; records the helper's status if it is
  * among them.  No child left means no descendant left: a subreaper
  * inherits the children of each descendant that dies. */
-static void sweep(pid_t self, pid_t helper, int *helper_status,
+static void kill_descendants(pid_t self, pid_t helper, int *helper_status,
 		  bool *helper_reaped)
 {
-	struct sn_deadline until = sn_deadline_in(SN_SWEEP_LIMIT_MS);
+	struct sn_deadline until = sn_deadline_in(SN_DESCENDANTS_LIMIT_MS);
 	int status;
 	pid_t rc;
 
@@ -337,7 +337,7 @@ supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
 			}
 		}
 	}
-	sweep(self, helper, &r.status, &reaped);
+	kill_descendants(self, helper, &r.status, &reaped);
 	if (reaped)
 		write_report(report_fd, &r);
 	_exit(reaped ? 0 : 126);

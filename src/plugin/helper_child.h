@@ -15,7 +15,7 @@
 #define SN_REAP_LIMIT_MS 2000
 /* How long the supervisor may spend killing and reaping what the helper
  * left; below SN_REAP_LIMIT_MS so the parent outlasts it. */
-#define SN_SWEEP_LIMIT_MS 1000
+#define SN_DESCENDANTS_LIMIT_MS 1000
 
 enum { SN_CHILD_OUT, SN_CHILD_ERR, SN_CHILD_REPORT, SN_CHILD_RESULT };
 
@@ -45,7 +45,7 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
  * For good to UID, GID and GROUPS (N_GROUPS of them), checked: all three
  * uids and gids, and for a user other than root that root cannot be
  * regained.  0, or -1 with errno set.  The only id changes of src/plugin
- * besides the privileged section (as_root.c / privilege.c): the helper's
+ * besides the privileged section (as_root.c): the helper's
  * drop, the hang sampler's (step_hang.c) and the derivation's root.
  */
 int sn_switch_ids_for_good(uid_t uid, gid_t gid, const gid_t *groups,

@@ -251,13 +251,14 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	if (out->timed_out) {
 		/*
 		 * The supervisor escalates to SIGKILL itself and reaps what it
-		 * killed: give it the grace period and its sweep before the
-		 * last-resort SIGKILL, or a helper wedged in the GPU driver is
-		 * orphaned, still dying, when user_init returns.
+		 * killed: give it the grace period and its kill of the
+		 * descendants before the last-resort SIGKILL, or a helper
+		 * wedged in the GPU driver is orphaned, still dying, when
+		 * user_init returns.
 		 */
 		killpg(pid, SIGTERM);
 		wait_for_exit(pid, sn_deadline_in((int64_t)spec->kill_grace_ms +
-						  SN_SWEEP_LIMIT_MS));
+						  SN_DESCENDANTS_LIMIT_MS));
 	}
 	drain_all(out, out_pipe, err_pipe, result_pipe);
 	reap(pid, out);

@@ -66,7 +66,7 @@ int sn_launcher_optind(void);
 int sn_launcher_cmdline(struct sn_cmdline *cl);
 
 /*
- * The process's ids, changed by privilege.c alone: getresuid/getresgid,
+ * The process's ids, changed by as_root.c alone: getresuid/getresgid,
  * seteuid, setegid here (spank_wrap.c); a scripted process in the unit
  * tests (mock_spank.c), so the privileged section is tested without root.
  * 0, or -1 with errno.

@@ -23,7 +23,7 @@
 #include "helper_args.h"
 #include "helper_exec.h"
 #include "plugin.h"
-#include "privilege.h"
+#include "as_root.h"
 #include "fleet/record.h"
 #include "spank_wrap.h"
 #include "step_confirm.h"

@@ -51,7 +51,7 @@
 #include "helper_exec.h"
 #include "protocol/helper_protocol.h"
 #include "plugin.h"
-#include "privilege.h"
+#include "as_root.h"
 #include "spank_wrap.h"
 #include "step_tell.h"
 

@@ -5,7 +5,7 @@
  * (step_hang.c) (record_file=, record_syslog=, prom_dir=).  Written
  * here, by slurmstepd, never by the helper (which runs as the user),
  * through sinks.c (shared with the Prolog's nccl-warmup-record) inside
- * the privileged section (privilege.h).  A sink that fails (missing
+ * the privileged section (as_root.h).  A sink that fails (missing
  * directory, full disk, read-only file system) is logged to slurmd's log
  * and never fails the step.
  */
@@ -17,7 +17,7 @@
 #include "base/clock.h"
 #include "helper_exec.h"
 #include "plugin.h"
-#include "privilege.h"
+#include "as_root.h"
 #include "fleet/record.h"
 #include "fleet/sinks.h"
 #include "spank_wrap.h"
@@ -95,7 +95,7 @@ static bool have_sinks(const struct sn_config *cfg)
 	return cfg->record_file[0] || cfg->record_syslog || cfg->prom_dir[0];
 }
 
-/* The admin's sinks are root's: written as root (privilege.h). */
+/* The admin's sinks are root's: written as root (as_root.h). */
 static int write_as_root(const struct sn_config *cfg, const struct sn_record *r)
 {
 	struct sn_priv priv = SN_PRIV_INIT;

@@ -8,7 +8,7 @@
  *    root:root 0700, one root-only directory job-<JOBID> per job.  Only
  *    root writes them: user_init runs with the real uid 0 and the job
  *    user's euid (Slurm's _drop_privileges() in slurmstepd/mgr.c), so the
- *    I/O below runs in the privileged section (privilege.h): root for
+ *    I/O below runs in the privileged section (as_root.h): root for
  *    those calls, the user's ids again right after.
  *  - A record is used only if the directory chain and the file are owned
  *    by root with no group/other access, the file has one link, and its
@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "plugin.h"
-#include "privilege.h"
+#include "as_root.h"
 #include "fleet/reuse.h"
 #include "spank_wrap.h"
 #include "step_tell.h"
@@ -120,7 +120,7 @@ static void remove_job_dir(int at, const char *name)
 }
 
 /* Removes the directories of other jobs that left this node. */
-static void sweep(int base, uint32_t own_job)
+static void remove_gone_jobs(int base, uint32_t own_job)
 {
 	DIR *d = dir_stream(dup(base));
 	struct dirent *de;
@@ -280,7 +280,7 @@ int sn_step_reuse_lookup(struct sn_plugin *p, spank_t sp,
 	    session_open(p, sp, ids, node, visible, false, &s) < 0)
 		return 0;
 	if (s.base >= 0)
-		sweep(s.base, ids->job_id);
+		remove_gone_jobs(s.base, ids->job_id);
 	/* fresh: the user asked for a new warmup. */
 	if (p->warmup_req.fresh || s.job < 0)
 		goto out;

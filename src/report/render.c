@@ -5,7 +5,7 @@
  * median and threshold drawn).  Every string that came from a record (a
  * node name, a group built from the helper's GPU name, a class or
  * message) reaches the output through one of three escapers: plain() for
- * the table, sn_json_escape() for JSON, xml_text() for SVG.  A record is
+ * the table, json_write.c's for JSON, xml_text() for SVG.  A record is
  * written by the job user's helper: its text must not add JSON objects,
  * SVG elements or terminal escape sequences (tests/unit/test_report.sh).
  */
@@ -85,23 +85,11 @@ void render_table(const struct fleet *f, const struct report_opts *o)
 	printf("\n");
 }
 
-/* S as a JSON string, quotes included. */
-static void json_text(const char *s)
-{
-	char esc[6 * 1024 + 1];
-
-	sn_json_escape(esc, sizeof(esc), s);
-	printf("\"%s\"", esc);
-}
-
 /* ,"KEY":S -- null when S is empty. */
 static void json_str(const char *key, const char *s)
 {
 	printf(",\"%s\":", key);
-	if (s[0])
-		json_text(s);
-	else
-		printf("null");
+	sn_json_print(stdout, s, true);
 }
 
 static void json_num(const char *key, double v, bool known)
@@ -121,9 +109,9 @@ void render_json(const struct fleet *f, const struct report_opts *o)
 		const struct node_summary *n = &f->nodes[i];
 
 		printf("%s{\"node\":", i ? "," : "");
-		json_text(n->node);
+		sn_json_print(stdout, n->node, false);
 		printf(",\"group\":");
-		json_text(n->group);
+		sn_json_print(stdout, n->group, false);
 		printf(",\"gpu_count\":%zu", n->gpu_count);
 		/* The newest record's, under the record's keys. */
 		json_str(sn_field_key(SN_F_GPU_MODEL), n->gpu_model);

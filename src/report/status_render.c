@@ -187,23 +187,21 @@ static const char *rank_state(const struct sn_ras_rank *k)
 static void print_json(const struct facts *f, const struct status_run *run,
 		       struct sn_ras_status *st, const char *verdict)
 {
-	char esc[1024];
-
-	printf("{\"job\":%s,\"step\":%s,\"user\":\"", run->job, run->step);
-	sn_json_escape(esc, sizeof(esc), run->user);
-	printf("%s\",\"asked_on\":\"", esc);
-	sn_json_escape(esc, sizeof(esc), f->node[f->asked]);
-	printf("%s\",\"nccl_version\":\"", esc);
-	sn_json_escape(esc, sizeof(esc), st->version);
-	printf("%s\",\"communicators\":[", esc);
+	printf("{\"job\":%s,\"step\":%s,\"user\":", run->job, run->step);
+	sn_json_print(stdout, run->user, false);
+	printf(",\"asked_on\":");
+	sn_json_print(stdout, f->node[f->asked], false);
+	printf(",\"nccl_version\":");
+	sn_json_print(stdout, st->version, false);
+	printf(",\"communicators\":[");
 	for (int c = 0; c < st->n_comms; c++) {
 		const struct sn_ras_comm *cm = &st->comms[c];
 		struct sn_ras_verdict v;
 
 		sn_ras_verdict(st, c, &v);
-		sn_json_escape(esc, sizeof(esc), cm->hash);
-		printf("%s{\"hash\":\"%s\",\"size\":%ld,\"collective\":", c ? "," : "",
-		       esc, cm->size);
+		printf("%s{\"hash\":", c ? "," : "");
+		sn_json_print(stdout, cm->hash, false);
+		printf(",\"size\":%ld,\"collective\":", cm->size);
 		if (v.coll >= 0)
 			printf("\"%s\",\"count\":%llu", st->colls[v.coll], v.rest_count);
 		else
@@ -213,23 +211,25 @@ static void print_json(const struct facts *f, const struct status_run *run,
 			const struct sn_ras_rank *k = &st->ranks[i];
 			const struct proc *p = find_proc(f, k->pid, k->host);
 
-			sn_json_escape(esc, sizeof(esc), k->host);
-			printf("%s{\"rank\":%ld,\"state\":\"%s\",\"pid\":%ld,\"host\":\"%s\",\"gpu\":%ld",
+			printf("%s{\"rank\":%ld,\"state\":\"%s\",\"pid\":%ld,\"host\":",
 			       i > cm->first ? "," : "", k->rank, rank_state(k),
-			       k->pid, esc, k->nvml_dev);
+			       k->pid);
+			sn_json_print(stdout, k->host, false);
+			printf(",\"gpu\":%ld", k->nvml_dev);
 			if (v.coll >= 0 && !k->missing)
 				printf(",\"count\":%llu", k->counts[v.coll]);
 			if (p) {
-				sn_json_escape(esc, sizeof(esc), f->node[p->node]);
-				printf(",\"task\":%s,\"node\":\"%s\"",
-				       strcmp(p->task, "-") ? p->task : "null", esc);
+				printf(",\"task\":%s,\"node\":",
+				       strcmp(p->task, "-") ? p->task : "null");
+				sn_json_print(stdout, f->node[p->node], false);
 			}
 			printf("}");
 		}
 		printf("]}");
 	}
-	sn_json_escape(esc, sizeof(esc), verdict);
-	printf("],\"verdict\":\"%s\"}\n", esc);
+	printf("],\"verdict\":");
+	sn_json_print(stdout, verdict, false);
+	printf("}\n");
 }
 
 /* Whether any rank RAS names is a process of the step (or none named). */

@@ -10,14 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bandwidth.h"
 #include "comm.h"
 #include "cuda_driver.h"
 #include "fabric_key.h"
 #include "nccl_loader.h"
+#include "phases.h"
 #include "warmup.h"
 
 /* Steps 3-4: NCCL.  Aborts the communicators on any failure. */
+/* This node's GPUs in one communicator (not fabric mode). */
 static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 {
 	struct wu_comm comm;
@@ -27,11 +28,9 @@ static int run_nccl(struct wu_run *run, struct wu_cu *cu)
 	if (code)
 		return code;
 	wu_comm_local_only();
-	code = wu_comm_init(run, &comm);
-	if (!code)
-		code = wu_collectives(run, &comm);
-	if (!code && run->opt.mode == SN_WARMUP_MODE_BANDWIDTH)
-		code = wu_bandwidth(run, &comm);
+	code = wu_run_nccl(run, &comm,
+			   run->opt.mode == SN_WARMUP_MODE_BANDWIDTH, NULL,
+			   NULL);
 	return wu_comm_end(run, &comm, code);
 }
 

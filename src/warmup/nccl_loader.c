@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "container_nccl.h"
 #include "nccl_loader.h"
 
 #define WU_LIBNCCL "libnccl.so.2"

@@ -258,13 +258,13 @@ const char *wu_coll_name(enum wu_coll op);
 /* nccl_loader.c */
 const char *wu_nccl_source_name(enum wu_nccl_source src);
 
-/* report.c: prints the result and ends the process (never returns) */
+/* result.c: prints the result and ends the process (never returns) */
 __attribute__((noreturn)) void wu_report_and_exit(struct wu_run *run,
 						  int code);
 
 /* fabric_run.c: mode fabric, after the node-local checks */
 int wu_fabric_run(struct wu_run *run, struct wu_cu *cu);
-/* The job's share of NCCL's log, where it asked (report.c, at the end). */
+/* The job's share of NCCL's log, where it asked (result.c, at the end). */
 void wu_fabric_tell_log(const struct wu_run *run);
 
 /* watchdog.c */

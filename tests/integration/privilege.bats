@@ -246,5 +246,5 @@ EOF
 	# Only the privileged section calls the wrappers.
 	calls=$(grep -lE '\bsn_proc_set_e[ug]id[[:space:]]*\(' "$src"/*.c)
 	[ "$(printf '%s\n' "$calls" | sed 's|.*/||' | sort | tr '\n' ' ')" = \
-	  "privilege.c spank_wrap.c " ] || sn_fail "sn_proc_set_* used in: $calls"
+	  "as_root.c spank_wrap.c " ] || sn_fail "sn_proc_set_* used in: $calls"
 }

@@ -31,7 +31,7 @@ struct mock_spank {
 	const char *option_name;
 	const char *option_value;
 	/*
-	 * The process's ids (privilege.c), the test's own after a reset.
+	 * The process's ids (as_root.c), the test's own after a reset.
 	 * Setting one needs euid 0 or the real id (as the kernel's rules,
 	 * with the saved id equal to the real one).  proc_fail: bit N-1
 	 * fails the Nth set call; proc_no_return: setting an id other than

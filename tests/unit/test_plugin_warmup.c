@@ -430,7 +430,7 @@ static void warmup_fabric_passes_the_step(void **state)
 }
 
 /* user_init as --nccl-warmup=comm with slurmstepd's ids scripted:
- * real uid 0, the job user's euid/egid (privilege.c). */
+ * real uid 0, the job user's euid/egid (as_root.c). */
 static int step_as_user_init(struct fixture *fx, char *const *env,
 			     const char *extra_arg, bool no_return)
 {

@@ -234,18 +234,17 @@ static struct value field_value(const struct format_ctx *c, enum sn_field f,
 	}
 }
 
-/* S as a JSON string (sn_json_escape: the line stays one valid line),
+/* S as a JSON string (json_write.c: the line stays one valid line),
  * cut to CAP bytes and "..." when CAP is not 0. */
 static void emit_string(struct sn_text *l, const char *s, size_t cap)
 {
-	char esc[6 * 1024 + 1], cut[1024];
+	char cut[SN_JSON_STRING_MAX];
 
 	if (cap && strlen(s) > cap) {
 		snprintf(cut, sizeof(cut), "%.*s...", (int)cap, s);
 		s = cut;
 	}
-	sn_json_escape(esc, sizeof(esc), s);
-	sn_text_add(l, "\"%s\"", esc);
+	sn_json_add_string(l, s);
 }
 
 static void emit_members(struct sn_text *l, const struct format_ctx *c,

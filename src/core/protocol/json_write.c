@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JSON writing for nccl-warmup's result (helper side only: linked into
- * nccl-warmup, never into spank_nccl.so, which only reads).
+ * JSON writing: nccl-warmup's result, the fleet record, the admin
+ * tools' --json output.
  */
 #include <string.h>
 
@@ -50,4 +50,32 @@ size_t sn_json_escape(char *dst, size_t cap, const char *src)
 	}
 	dst[o] = '\0';
 	return o;
+}
+
+void sn_json_add_string(struct sn_text *t, const char *s)
+{
+	char esc[6 * SN_JSON_STRING_MAX + 1];
+
+	sn_json_escape(esc, sizeof(esc), s);
+	sn_text_add(t, "\"%s\"", esc);
+}
+
+void sn_json_add_or_null(struct sn_text *t, const char *s)
+{
+	if (s && s[0])
+		sn_json_add_string(t, s);
+	else
+		sn_text_add(t, "null");
+}
+
+void sn_json_print(FILE *f, const char *s, bool or_null)
+{
+	char buf[6 * SN_JSON_STRING_MAX + 3];
+	struct sn_text t = { .buf = buf, .cap = sizeof(buf) };
+
+	if (or_null)
+		sn_json_add_or_null(&t, s);
+	else
+		sn_json_add_string(&t, s);
+	fputs(buf, f);
 }

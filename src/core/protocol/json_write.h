@@ -2,7 +2,14 @@
 #ifndef SN_JSON_WRITE_H
 #define SN_JSON_WRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "base/textbuf.h"
+
+/* sn_json_add_string() writes a string of up to this many bytes whole. */
+#define SN_JSON_STRING_MAX 1024
 
 /*
  * Writes SRC into DST (CAP bytes) as the body of a JSON string (no quotes):
@@ -11,5 +18,15 @@
  * returns the length written.
  */
 size_t sn_json_escape(char *dst, size_t cap, const char *src);
+
+/* Appends S to T as a JSON string, quotes included (sn_json_escape; cut
+ * beyond what SN_JSON_STRING_MAX bytes escape to). */
+void sn_json_add_string(struct sn_text *t, const char *s);
+/* Appends S as a JSON string, or null when S is NULL or "": the one null
+ * of every JSON the project writes (a value not known). */
+void sn_json_add_or_null(struct sn_text *t, const char *s);
+/* The same to F: S as a JSON string, or null when OR_NULL and S is NULL
+ * or "". */
+void sn_json_print(FILE *f, const char *s, bool or_null);
 
 #endif

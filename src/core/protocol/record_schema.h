@@ -5,7 +5,7 @@
  * reads them back through it, docs/record.schema.json publishes it and
  * test_record_schema.sh checks that file against it), and the keys of
  * nccl-warmup's --json result that the record shares or the plugin reads
- * (the helper's report.c writes them, warmup_result.c reads them).  Each
+ * (the helper's result.c writes them, warmup_result.c reads them).  Each
  * of those keys is spelled here and nowhere else.
  */
 #ifndef SN_RECORD_SCHEMA_H

@@ -318,7 +318,8 @@ static int top_member(struct sn_json_reader *r, const char *key, int depth,
 		       sn_json_string(r, out->status, sizeof(out->status), key);
 	if (is(key, SN_F_MESSAGE))
 		return once(r, &t->seen, SEEN_MESSAGE, key) ||
-		       sn_json_string(r, out->message, sizeof(out->message), key);
+		       sn_json_string_or_null(r, out->message,
+					      sizeof(out->message), key);
 	if (is(key, SN_F_NOTE))
 		return once(r, &t->seen, SEEN_NOTE, key) ||
 		       sn_json_string(r, out->note, sizeof(out->note), key);

@@ -33,12 +33,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bandwidth.h"
 #include "comm.h"
 #include "fabric_auth.h"
 #include "fabric_coord.h"
 #include "failed_call.h"
 #include "nccl_loader.h"
+#include "phases.h"
 #include "base/textbuf.h"
 #include "warmup.h"
 
@@ -455,20 +455,19 @@ static int join(struct wu_run *run, struct fabric_run *fr, int local)
 	return SN_WARMUP_OK;
 }
 
+/* After the init, whatever its CODE: the network NCCL chose, checked. */
+static int transport(struct wu_run *run, int code, void *fr)
+{
+	read_transport(run, fr);
+	return code ? code : check_transport(run);
+}
+
 /* Init, transport, collectives, floor: this node's own result. */
 static int run_nccl(struct wu_run *run, struct fabric_run *fr,
 		    struct wu_comm *comm)
 {
-	int code = wu_comm_init(run, comm);
-
-	read_transport(run, fr);
-	if (!code)
-		code = check_transport(run);
-	if (!code)
-		code = wu_collectives(run, comm);
-	if (!code && run->opt.min_busbw_gbps > 0)
-		code = wu_bandwidth(run, comm);
-	return code;
+	return wu_run_nccl(run, comm, run->opt.min_busbw_gbps > 0, transport,
+			   fr);
 }
 
 int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)

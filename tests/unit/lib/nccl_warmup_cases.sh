@@ -81,7 +81,7 @@ ok_json() {
 	expect_shape
 	expect_json '"version":1,"node":"testnode"'
 	expect_json '"status":"ok"'
-	expect_json '"message":""'
+	expect_json '"message":null'
 }
 
 # cases_done WHAT: the exit of the test: 1 if any check failed.

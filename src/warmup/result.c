@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report_out.h"
-#include "container.h"
+#include "result_health.h"
+#include "container_nccl.h"
 #include "protocol/fault.h"
 #include "warmup.h"
 
@@ -62,154 +62,154 @@ static void human_bytes(unsigned long long b, char *out, size_t len)
 static void build_summary(const struct wu_run *s, int code, double now,
 			  char *summary, size_t len)
 {
-	struct wu_out o = { summary, 0, len };
+	struct sn_text o = { .buf = summary, .cap = len };
 	char gpus[512] = "";
-	struct wu_out g = { gpus, 0, sizeof(gpus) };
+	struct sn_text g = { .buf = gpus, .cap = sizeof(gpus) };
 	double ms;
 
 	if (code == SN_WARMUP_USAGE) {
-		wu_out_add(&o, "nccl-warmup usage error on %s: %s", s->opt.node,
+		sn_text_add(&o, "nccl-warmup usage error on %s: %s", s->opt.node,
 		    s->message);
 		return;
 	}
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		if (g.len + strlen(s->gpus[i].busid) + 6 >= g.cap) {
-			wu_out_add(&g, " ...");
+			sn_text_add(&g, " ...");
 			break;
 		}
-		wu_out_add(&g, "%s%s", i ? " " : "", s->gpus[i].busid);
+		sn_text_add(&g, "%s%s", i ? " " : "", s->gpus[i].busid);
 	}
 	if (code == SN_WARMUP_OK)
-		wu_out_add(&o, "warmup ok on %s: ", s->opt.node);
+		sn_text_add(&o, "warmup ok on %s: ", s->opt.node);
 	else
-		wu_out_add(&o, "warmup FAILED on %s: %s; ", s->opt.node, s->message);
+		sn_text_add(&o, "warmup FAILED on %s: %s; ", s->opt.node, s->message);
 	if (s->n_gpus)
-		wu_out_add(&o, "%zu GPU%s [%s]", s->n_gpus, s->n_gpus == 1 ? "" : "s",
+		sn_text_add(&o, "%zu GPU%s [%s]", s->n_gpus, s->n_gpus == 1 ? "" : "s",
 		    gpus);
 	else
-		wu_out_add(&o, "no GPUs");
+		sn_text_add(&o, "no GPUs");
 	if (s->driver_version[0])
-		wu_out_add(&o, ", driver %s", s->driver_version);
+		sn_text_add(&o, ", driver %s", s->driver_version);
 	if (s->cuda_driver_version > 0)
-		wu_out_add(&o, "%sCUDA %d.%d%s", s->driver_version[0] ? " (" : ", driver ",
+		sn_text_add(&o, "%sCUDA %d.%d%s", s->driver_version[0] ? " (" : ", driver ",
 		    s->cuda_driver_version / 1000,
 		    (s->cuda_driver_version % 1000) / 10,
 		    s->driver_version[0] ? ")" : "");
 	if (s->nccl_source == WU_NCCL_CONTAINER)
-		wu_out_add(&o, ", NCCL %s from %s (container image %s)",
+		sn_text_add(&o, ", NCCL %s from %s (container image %s)",
 		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
 		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
 		    wu_container_image(s));
 	else if (s->nccl_source != WU_NCCL_NONE)
-		wu_out_add(&o, ", NCCL %s from %s (%s)",
+		sn_text_add(&o, ", NCCL %s from %s (%s)",
 		    s->nccl_version[0] ? s->nccl_version : "(unknown version)",
 		    s->nccl_path[0] ? s->nccl_path : "(unknown path)",
 		    wu_nccl_source_name(s->nccl_source));
-	wu_out_add(&o, ", %s mode", sn_warmup_mode_name(s->opt.mode));
+	sn_text_add(&o, ", %s mode", sn_warmup_mode_name(s->opt.mode));
 	if (s->mem_measured) {
-		wu_out_add(&o, ", NCCL memory");
+		sn_text_add(&o, ", NCCL memory");
 		for (size_t i = 0; i < s->n_gpus; i++)
-			wu_out_add(&o, "%s%lld", i ? "/" : " ", s->nccl_mem_mib[i]);
-		wu_out_add(&o, " MiB");
+			sn_text_add(&o, "%s%lld", i ? "/" : " ", s->nccl_mem_mib[i]);
+		sn_text_add(&o, " MiB");
 	}
 	if (s->fabric.active && s->fabric.nranks)
-		wu_out_add(&o, ", ranks %d-%d of %d over %u node%s",
+		sn_text_add(&o, ", ranks %d-%d of %d over %u node%s",
 		    s->fabric.rank_base,
 		    s->fabric.rank_base + (int)s->n_gpus - 1,
 		    s->fabric.nranks, s->opt.step.nodes,
 		    s->opt.step.nodes == 1 ? "" : "s");
 	if (s->transport[0])
-		wu_out_add(&o, ", network %s", s->transport);
+		sn_text_add(&o, ", network %s", s->transport);
 	if (s->note[0])
-		wu_out_add(&o, ", %s", s->note);
+		sn_text_add(&o, ", %s", s->note);
 	wu_report_health_summary(s, &o);
 	if (s->busbw_measured) {
 		char size[32];
 
 		human_bytes(s->opt.bytes, size, sizeof(size));
-		wu_out_add(&o, ", busbw %.1f GB/s (%s all-reduce)", s->busbw_gbps,
+		sn_text_add(&o, ", busbw %.1f GB/s (%s all-reduce)", s->busbw_gbps,
 		    size);
 	}
 	for (int p = 0; p < WU_PHASE_COUNT; p++)
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
-			wu_out_add(&o, ", %s %.0f ms", phase_label[p], ms);
-	wu_out_add(&o, ", total %.2f s", (now - s->t_start_ms) / 1e3);
+			sn_text_add(&o, ", %s %.0f ms", phase_label[p], ms);
+	sn_text_add(&o, ", total %.2f s", (now - s->t_start_ms) / 1e3);
 }
 
 /* SEP"KEY": with the schema table's key of F. */
-static void add_key(struct wu_out *o, const char *sep, enum sn_field f)
+static void add_key(struct sn_text *o, const char *sep, enum sn_field f)
 {
-	wu_out_add(o, "%s\"%s\":", sep, sn_field_key(f));
+	sn_text_add(o, "%s\"%s\":", sep, sn_field_key(f));
 }
 
 /* The keys issue-14 added to schema version 1 (readers ignore unknown
  * keys; every one is null when not known). */
-static void build_json_libraries(const struct wu_run *s, struct wu_out *o)
+static void build_json_libraries(const struct wu_run *s, struct sn_text *o)
 {
 	add_key(o, ",", SN_F_DRIVER_VERSION);
-	wu_out_json_or_null(o, s->driver_version);
+	sn_json_add_or_null(o, s->driver_version);
 	add_key(o, ",", SN_F_CUDA_DRIVER_VERSION);
 	if (s->cuda_driver_version > 0)
-		wu_out_add(o, "%d", s->cuda_driver_version);
+		sn_text_add(o, "%d", s->cuda_driver_version);
 	else
-		wu_out_add(o, "null");
+		sn_text_add(o, "null");
 	add_key(o, ",", SN_F_NCCL_PATH);
-	wu_out_json_or_null(o, s->nccl_path);
+	sn_json_add_or_null(o, s->nccl_path);
 	add_key(o, ",", SN_F_NCCL_SOURCE);
-	wu_out_json_or_null(o, wu_nccl_source_name(s->nccl_source));
+	sn_json_add_or_null(o, wu_nccl_source_name(s->nccl_source));
 	add_key(o, ",", SN_F_COLLECTIVES);
-	wu_out_add(o, "{");
+	sn_text_add(o, "{");
 	for (int op = 0, first = 1; op < WU_COLL_COUNT; op++) {
 		if (!s->coll_done[op])
 			continue;
-		wu_out_add(o, "%s\"%s\":%.1f", first ? "" : ",",
+		sn_text_add(o, "%s\"%s\":%.1f", first ? "" : ",",
 		    sn_result_collective_name(op), s->coll_ms[op]);
 		first = 0;
 	}
-	wu_out_add(o, "}");
+	sn_text_add(o, "}");
 	if (s->failed_op >= 0) {
 		add_key(o, ",", SN_F_FAILED_OP);
-		wu_out_add(o, "\"%s\"", wu_coll_name((enum wu_coll)s->failed_op));
+		sn_text_add(o, "\"%s\"", wu_coll_name((enum wu_coll)s->failed_op));
 	}
 }
 
 /* Mode fabric only: the step's communicator and the node at fault. */
-static void build_json_fabric(const struct wu_run *s, struct wu_out *o)
+static void build_json_fabric(const struct wu_run *s, struct sn_text *o)
 {
 	const struct wu_fabric *f = &s->fabric;
 
 	add_key(o, ",", SN_F_FABRIC);
 	add_key(o, "{", SN_F_FAB_NODES);
-	wu_out_add(o, "%u", s->opt.step.nodes);
+	sn_text_add(o, "%u", s->opt.step.nodes);
 	add_key(o, ",", SN_F_FAB_NODE_INDEX);
-	wu_out_add(o, "%u", s->opt.step.node_index);
+	sn_text_add(o, "%u", s->opt.step.node_index);
 	add_key(o, ",", SN_F_FAB_RANKS);
 	if (f->nranks)
-		wu_out_add(o, "%d", f->nranks);
+		sn_text_add(o, "%d", f->nranks);
 	else
-		wu_out_add(o, "null");
+		sn_text_add(o, "null");
 	add_key(o, ",", SN_F_FAB_RANK_BASE);
 	if (f->nranks)
-		wu_out_add(o, "%d", f->rank_base);
+		sn_text_add(o, "%d", f->rank_base);
 	else
-		wu_out_add(o, "null");
-	wu_out_add(o, ",\"comm_id\":");
-	wu_out_json_or_null(o, f->comm_id);
+		sn_text_add(o, "null");
+	sn_text_add(o, ",\"comm_id\":");
+	sn_json_add_or_null(o, f->comm_id);
 	add_key(o, ",", SN_F_FAB_COORDINATOR);
-	wu_out_json_or_null(o, f->coordinator);
+	sn_json_add_or_null(o, f->coordinator);
 	/* Connections that were not the step's, refused unanswered. */
 	add_key(o, ",", SN_F_FAB_REFUSED);
-	wu_out_add(o, "%u", f->refused);
+	sn_text_add(o, "%u", f->refused);
 	if (f->blamed)
-		wu_out_add(o, ",\"blame_index\":%u", f->blame_index);
+		sn_text_add(o, ",\"blame_index\":%u", f->blame_index);
 	else
-		wu_out_add(o, ",\"blame_index\":null");
+		sn_text_add(o, ",\"blame_index\":null");
 	add_key(o, ",", SN_F_BLAME_NODE);
 	if (f->blamed)
-		wu_out_json_string(o, f->blame_node);
+		sn_json_add_string(o, f->blame_node);
 	else
-		wu_out_add(o, "null");
-	wu_out_add(o, "}");
+		sn_text_add(o, "null");
+	sn_text_add(o, "}");
 }
 
 /* Whose fault CODE is, from what the helper knows (fault.h). */
@@ -256,7 +256,7 @@ static void put_summary(const char *summary)
 }
 
 static void build_json(const struct wu_run *s, int code, double now,
-		       const char *summary, struct wu_out *o)
+		       const char *summary, struct sn_text *o)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
@@ -264,80 +264,80 @@ static void build_json(const struct wu_run *s, int code, double now,
 	double ms;
 
 	add_key(o, "{", SN_F_VERSION);
-	wu_out_add(o, "1");
+	sn_text_add(o, "1");
 	add_key(o, ",", SN_F_NODE);
-	wu_out_json_string(o, s->opt.node);
+	sn_json_add_string(o, s->opt.node);
 	add_key(o, ",", SN_F_MODE);
-	wu_out_add(o, "\"%s\"", sn_warmup_mode_name(s->opt.mode));
+	sn_text_add(o, "\"%s\"", sn_warmup_mode_name(s->opt.mode));
 	add_key(o, ",", SN_F_STATUS);
-	wu_out_add(o, "\"%s\"", sn_warmup_exit_status(code));
+	sn_text_add(o, "\"%s\"", sn_warmup_exit_status(code));
 	add_key(o, ",", SN_F_EXIT_CODE);
-	wu_out_add(o, "%d", code);
+	sn_text_add(o, "%d", code);
 	add_key(o, ",", SN_F_FAULT);
-	wu_out_json_or_null(o, sn_fault_name(run_fault(s, code)));
+	sn_json_add_or_null(o, sn_fault_name(run_fault(s, code)));
 	add_key(o, ",", SN_F_MESSAGE);
-	wu_out_json_string(o, code == SN_WARMUP_OK ? "" : s->message);
+	sn_json_add_or_null(o, code == SN_WARMUP_OK ? "" : s->message);
 	add_key(o, ",", SN_F_NOTE);
-	wu_out_json_string(o, s->note);
+	sn_json_add_string(o, s->note);
 	add_key(o, ",", SN_F_SUMMARY);
-	wu_out_json_string(o, summary);
+	sn_json_add_string(o, summary);
 	add_key(o, ",", SN_F_NCCL_VERSION);
-	wu_out_json_or_null(o, s->nccl_version);
+	sn_json_add_or_null(o, s->nccl_version);
 	build_json_libraries(s, o);
-	wu_out_add(o, ",\"cuda_visible_devices\":");
+	sn_text_add(o, ",\"cuda_visible_devices\":");
 	if (s->cvd_set)
-		wu_out_json_string(o, s->cvd);
+		sn_json_add_string(o, s->cvd);
 	else
-		wu_out_add(o, "null");
+		sn_text_add(o, "null");
 	add_key(o, ",", SN_F_GPUS);
-	wu_out_add(o, "[");
+	sn_text_add(o, "[");
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		add_key(o, i ? ",{" : "{", SN_F_GPU_INDEX);
-		wu_out_add(o, "%d", s->gpus[i].index);
+		sn_text_add(o, "%d", s->gpus[i].index);
 		add_key(o, ",", SN_F_GPU_BUSID);
-		wu_out_json_string(o, s->gpus[i].busid);
+		sn_json_add_string(o, s->gpus[i].busid);
 		add_key(o, ",", SN_F_GPU_UUID);
-		wu_out_json_string(o, s->gpus[i].uuid);
+		sn_json_add_string(o, s->gpus[i].uuid);
 		add_key(o, ",", SN_F_GPU_NAME);
-		wu_out_json_string(o, s->gpu_names[i]);
-		wu_out_add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
+		sn_json_add_string(o, s->gpu_names[i]);
+		sn_text_add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
 		add_key(o, ",", SN_F_GPU_NCCL_MEM_MIB);
 		if (s->mem_measured)
-			wu_out_add(o, "%lld}", s->nccl_mem_mib[i]);
+			sn_text_add(o, "%lld}", s->nccl_mem_mib[i]);
 		else
-			wu_out_add(o, "null}");
+			sn_text_add(o, "null}");
 	}
-	wu_out_add(o, "]");
+	sn_text_add(o, "]");
 	add_key(o, ",", SN_F_TIMINGS);
-	wu_out_add(o, "{");
+	sn_text_add(o, "{");
 	for (int p = 0; p < WU_PHASE_COUNT; p++) {
 		add_key(o, "", phase_key[p]);
 		if (phase_time(s, (enum wu_phase)p, now, &ms))
-			wu_out_add(o, "%.1f,", ms);
+			sn_text_add(o, "%.1f,", ms);
 		else
-			wu_out_add(o, "null,");
+			sn_text_add(o, "null,");
 	}
 	add_key(o, "", SN_F_T_TOTAL);
-	wu_out_add(o, "%.1f}", now - s->t_start_ms);
+	sn_text_add(o, "%.1f}", now - s->t_start_ms);
 	add_key(o, ",", SN_F_BUSBW);
 	if (s->busbw_measured)
-		wu_out_add(o, "%.3f", s->busbw_gbps);
+		sn_text_add(o, "%.3f", s->busbw_gbps);
 	else
-		wu_out_add(o, "null");
+		sn_text_add(o, "null");
 	add_key(o, ",", SN_F_BYTES);
 	if (s->busbw_measured)
-		wu_out_add(o, "%llu", s->opt.bytes);
+		sn_text_add(o, "%llu", s->opt.bytes);
 	else
-		wu_out_add(o, "null");
+		sn_text_add(o, "null");
 	add_key(o, ",", SN_F_TRANSPORT);
-	wu_out_json_or_null(o, s->transport);
+	sn_json_add_or_null(o, s->transport);
 	if (s->fabric.active)
 		build_json_fabric(s, o);
 
 	/* Lets callers prove which identity ran the GPUs (privilege drop). */
 	getresuid(&ru, &eu, &su);
 	getresgid(&rg, &eg, &sg);
-	wu_out_add(o, ",\"ids\":{\"uid\":[%u,%u,%u],\"gid\":[%u,%u,%u],\"groups\":[",
+	sn_text_add(o, ",\"ids\":{\"uid\":[%u,%u,%u],\"gid\":[%u,%u,%u],\"groups\":[",
 	    (unsigned int)ru, (unsigned int)eu, (unsigned int)su,
 	    (unsigned int)rg, (unsigned int)eg, (unsigned int)sg);
 	n_groups = getgroups(0, NULL);
@@ -346,29 +346,36 @@ static void build_json(const struct wu_run *s, int code, double now,
 
 		n_groups = all ? getgroups(n_groups, all) : -1;
 		for (int i = 0; i < n_groups && i < WU_MAX_GROUPS_LISTED; i++)
-			wu_out_add(o, "%s%u", i ? "," : "", (unsigned int)all[i]);
+			sn_text_add(o, "%s%u", i ? "," : "", (unsigned int)all[i]);
 		free(all);
 	}
 	/* groups_total says whether the list above is complete. */
-	wu_out_add(o, "],\"groups_total\":%d}", n_groups);
+	sn_text_add(o, "],\"groups_total\":%d}", n_groups);
 	/* Last: the longest part, after what slurmd's log line must keep. */
 	wu_report_health_json(s, o);
-	wu_out_add(o, "}");
+	sn_text_add(o, "}");
 }
 
 /*
  * The JSON and its newline on --result-fd, or on stdout (after what the
  * libraries left in stdio's buffer, which NCCL's log may be in).
  */
-static int put_json(int fd, struct wu_out *o)
+static int put_json(int fd, struct sn_text *o)
 {
 	size_t off = 0;
 
+	if (fd >= 0)
+		sn_text_add(o, "\n");
+	if (o->full) {
+		/* Nothing rather than a cut JSON the plugin cannot parse. */
+		fprintf(stderr, "spank-nccl: nccl-warmup: the JSON result exceeds %zu bytes\n",
+			o->cap);
+		return -1;
+	}
 	if (fd < 0) {
 		fprintf(stdout, "%s\n", o->buf);
 		return fflush(stdout) != 0 ? -1 : 0;
 	}
-	wu_out_add(o, "\n");
 	while (off < o->len) {
 		ssize_t w = write(fd, o->buf + off, o->len - off);
 
@@ -409,7 +416,7 @@ void wu_report_and_exit(struct wu_run *run, int code)
 	if (code != SN_WARMUP_OK || !snap->opt.quiet)
 		put_summary(summary);
 	if (snap->opt.json) {
-		struct wu_out o = { malloc(json_cap), 0, json_cap };
+		struct sn_text o = { .buf = malloc(json_cap), .cap = json_cap };
 
 		if (!o.buf) {
 			fprintf(stderr, "spank-nccl: nccl-warmup: out of memory for the JSON result\n");

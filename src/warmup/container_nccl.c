@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "container_nccl.h"
 #include "protocol/helper_protocol.h"
 
 #define WU_LIBNCCL "libnccl.so.2"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The privileged section (privilege.h).  What slurmstepd's ids are in
+ * The privileged section (as_root.h).  What slurmstepd's ids are in
  * user_init, from Slurm's _fork_all_tasks() (slurmstepd/mgr.c, 22.05;
  * drop_privileges() in later releases, the same calls): it runs as root,
  * then _drop_privileges(job, true, ...) does setegid(job gid),
@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "privilege.h"
+#include "as_root.h"
 #include "spank_wrap.h"
 
 int sn_priv_enter(struct sn_priv *s, const char *what)

@@ -16,12 +16,12 @@
  *
  * Every sn_priv_enter() is followed by exactly one sn_priv_leave() on the
  * same struct, whatever enter returned: leave is what says whether the
- * process is the job user's again.  privilege.c says what is switched
+ * process is the job user's again.  as_root.c says what is switched
  * and why; the id calls go through spank_wrap.h (scripted in the unit
- * tests, tests/unit/test_privilege.c).
+ * tests, tests/unit/test_as_root.c).
  */
-#ifndef SN_PRIVILEGE_H
-#define SN_PRIVILEGE_H
+#ifndef SN_AS_ROOT_H
+#define SN_AS_ROOT_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -2,16 +2,16 @@
 /*
  * The GPU health checks in the helper's output: a clause of the summary
  * line when not clean, and the "health" object of the JSON result (what
- * NVML read per GPU, the findings, the policy).  Apart from report.c so
+ * NVML read per GPU, the findings, the policy).  Apart from result.c so
  * that each stays small.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "report_out.h"
+#include "result_health.h"
 #include "warmup.h"
 
-void wu_report_health_summary(const struct wu_run *s, struct wu_out *o)
+void wu_report_health_summary(const struct wu_run *s, struct sn_text *o)
 {
 	const struct wu_health *h = &s->health;
 	char text[768];
@@ -20,17 +20,17 @@ void wu_report_health_summary(const struct wu_run *s, struct wu_out *o)
 		return;
 	sn_health_verdict_text(&h->verdict, SN_HL_WARN, text, sizeof(text));
 	if (text[0])
-		wu_out_add(o, SN_HEALTH_WARNING_CLAUSE "%s", text);
+		sn_text_add(o, SN_HEALTH_WARNING_CLAUSE "%s", text);
 	if (h->verdict.notes[0])
-		wu_out_add(o, ", health note: %s", h->verdict.notes);
+		sn_text_add(o, ", health note: %s", h->verdict.notes);
 }
 
-static void num(struct wu_out *o, const char *key, long long v)
+static void num(struct sn_text *o, const char *key, long long v)
 {
 	if (v == SN_HV_NA)
-		wu_out_add(o, ",\"%s\":null", key);
+		sn_text_add(o, ",\"%s\":null", key);
 	else
-		wu_out_add(o, ",\"%s\":%lld", key, v);
+		sn_text_add(o, ",\"%s\":%lld", key, v);
 }
 
 /* True if a finding names CUDA ordinal GPU. */
@@ -43,24 +43,24 @@ static bool has_finding(const struct sn_health_verdict *v, int gpu)
 }
 
 static void gpu_json(const struct wu_run *s, size_t i, bool first,
-		     struct wu_out *o)
+		     struct sn_text *o)
 {
 	const struct sn_gpu_health *g = &s->health.gpu[i];
 
-	wu_out_add(o, "%s{\"index\":%d,\"read\":%s", first ? "" : ",",
+	sn_text_add(o, "%s{\"index\":%d,\"read\":%s", first ? "" : ",",
 		   s->gpus[i].index, g->read ? "true" : "false");
 	num(o, "mem_used_mib", g->mem_used_mib);
 	num(o, "mem_total_mib", g->mem_total_mib);
-	wu_out_add(o, ",\"processes\":[");
+	sn_text_add(o, ",\"processes\":[");
 	for (unsigned int k = 0; k < g->n_procs && k < SN_HEALTH_MAX_PROCS;
 	     k++) {
-		wu_out_add(o, "%s{\"pid\":%u", k ? "," : "", g->procs[k].pid);
+		sn_text_add(o, "%s{\"pid\":%u", k ? "," : "", g->procs[k].pid);
 		num(o, "mib", g->procs[k].mib);
-		wu_out_add(o, ",\"user\":");
-		wu_out_json_or_null(o, g->procs[k].user);
-		wu_out_add(o, "}");
+		sn_text_add(o, ",\"user\":");
+		sn_json_add_or_null(o, g->procs[k].user);
+		sn_text_add(o, "}");
 	}
-	wu_out_add(o, "],\"processes_total\":%u", g->n_procs);
+	sn_text_add(o, "],\"processes_total\":%u", g->n_procs);
 	num(o, "remap_pending", g->remap_pending);
 	num(o, "remap_failure", g->remap_failure);
 	num(o, "retired_pages_pending", g->retired_pending);
@@ -74,7 +74,7 @@ static void gpu_json(const struct wu_run *s, size_t i, bool first,
 	num(o, "nvlinks", g->nvlinks);
 	num(o, "nvlinks_active", g->nvlinks_active);
 	num(o, "clock_event_reasons", g->clock_reasons);
-	wu_out_add(o, "}");
+	sn_text_add(o, "}");
 }
 
 static const char *status_word(const struct wu_health *h)
@@ -89,7 +89,7 @@ static const char *status_word(const struct wu_health *h)
 }
 
 /* The record's two keys: the status and the findings, fail then warn. */
-static void record_keys(const struct wu_health *h, struct wu_out *o)
+static void record_keys(const struct wu_health *h, struct sn_text *o)
 {
 	char fails[768], warns[768], both[1024];
 
@@ -97,10 +97,10 @@ static void record_keys(const struct wu_health *h, struct wu_out *o)
 	sn_health_verdict_text(&h->verdict, SN_HL_WARN, warns, sizeof(warns));
 	snprintf(both, sizeof(both), "%s%s%s", fails,
 		 fails[0] && warns[0] ? "; " : "", warns);
-	wu_out_add(o, ",\"%s\":\"%s\",\"%s\":",
+	sn_text_add(o, ",\"%s\":\"%s\",\"%s\":",
 		   sn_field_key(SN_F_HEALTH_STATUS), status_word(h),
 		   sn_field_key(SN_F_HEALTH_FINDINGS));
-	wu_out_json_or_null(o, both);
+	sn_json_add_or_null(o, both);
 }
 
 /* "default" and the checks whose level differs from it: parsable back. */
@@ -119,7 +119,7 @@ static void short_policy(const struct sn_health_policy *p, char *out,
 					      sn_health_level_name(p->level[c]));
 }
 
-void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
+void wu_report_health_json(const struct wu_run *s, struct sn_text *o)
 {
 	const struct wu_health *h = &s->health;
 	const struct sn_health_verdict *v = &h->verdict;
@@ -129,29 +129,29 @@ void wu_report_health_json(const struct wu_run *s, struct wu_out *o)
 		return;
 	record_keys(h, o);
 	short_policy(&s->opt.health, policy, sizeof(policy));
-	wu_out_add(o, ",\"health\":{\"checked\":%s,\"why_not\":",
+	sn_text_add(o, ",\"health\":{\"checked\":%s,\"why_not\":",
 		   h->checked ? "true" : "false");
-	wu_out_json_or_null(o, h->why_not);
-	wu_out_add(o, ",\"ms\":%.2f,\"policy\":\"%s\",\"busy_mib\":%llu",
+	sn_json_add_or_null(o, h->why_not);
+	sn_text_add(o, ",\"ms\":%.2f,\"policy\":\"%s\",\"busy_mib\":%llu",
 		   h->ms, policy, s->opt.health.busy_mib);
-	wu_out_add(o, ",\"status\":\"%s\"", status_word(h));
-	wu_out_add(o, ",\"findings\":[");
+	sn_text_add(o, ",\"status\":\"%s\"", status_word(h));
+	sn_text_add(o, ",\"findings\":[");
 	for (size_t i = 0; i < v->n; i++) {
-		wu_out_add(o, "%s{\"check\":\"%s\",\"level\":\"%s\",\"gpu\":%d,\"detail\":",
+		sn_text_add(o, "%s{\"check\":\"%s\",\"level\":\"%s\",\"gpu\":%d,\"detail\":",
 			   i ? "," : "", sn_health_check_name(v->f[i].check),
 			   sn_health_level_name(v->f[i].level), v->f[i].gpu);
-		wu_out_json_or_null(o, v->f[i].detail);
-		wu_out_add(o, "}");
+		sn_json_add_or_null(o, v->f[i].detail);
+		sn_text_add(o, "}");
 	}
-	wu_out_add(o, "],\"notes\":");
-	wu_out_json_or_null(o, v->notes);
+	sn_text_add(o, "],\"notes\":");
+	sn_json_add_or_null(o, v->notes);
 	/* Every GPU's readings with --health-detail; else only those of
 	 * the GPUs a check names (slurmd logs this line whole only up to
 	 * about 2 KiB). */
-	wu_out_add(o, ",\"gpus\":[");
+	sn_text_add(o, ",\"gpus\":[");
 	for (size_t i = 0, n = 0; h->checked && i < s->n_gpus; i++)
 		if (s->opt.health_detail ||
 		    has_finding(v, s->gpus[i].index))
 			gpu_json(s, i, n++ == 0, o);
-	wu_out_add(o, "]}");
+	sn_text_add(o, "]}");
 }

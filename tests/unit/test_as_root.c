@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The privileged section (privilege.c) against scripted ids
+ * The privileged section (as_root.c) against scripted ids
  * (mock_spank.c): slurmstepd in user_init has real uid/gid 0 and the job
  * user's euid/egid.  Round trips, failures on the way in and on the way
  * back, and misuse.
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "mock_spank.h"
-#include "privilege.h"
+#include "as_root.h"
 
 #define USER 1000
 

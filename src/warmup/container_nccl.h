@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The NCCL of a running container (container.c, --container-pid). */
-#ifndef WU_CONTAINER_H
-#define WU_CONTAINER_H
+/* The NCCL of a running container (container_nccl.c, --container-pid). */
+#ifndef WU_CONTAINER_NCCL_H
+#define WU_CONTAINER_NCCL_H
 
 #include "warmup.h"
 

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* The NCCL phases every mode runs (phases.c): main.c's and fabric_run.c's. */
+#ifndef WU_PHASES_H
+#define WU_PHASES_H
+
+#include "comm.h"
+
+/*
+ * Init of C, then CHECK when not NULL (fabric's transport, given the init's code, returning the code
+ * to go on with), the collectives, and the bandwidth when BANDWIDTH.
+ * The caller ends C (wu_comm_end) with what it returns.
+ */
+int wu_run_nccl(struct wu_run *run, struct wu_comm *c, bool bandwidth,
+		int (*check)(struct wu_run *run, int code, void *arg),
+		void *arg);
+
+#endif
