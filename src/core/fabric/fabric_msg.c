@@ -191,16 +191,6 @@ static bool take_u32(const char **p, uint32_t *v)
 	return true;
 }
 
-/* Lower-case hex, as encoded; -1 for anything else. */
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /*
  * What no honest peer sends: a node with more GPUs than any has, a step
  * of more nodes, an index outside the step, ranks that do not fit an
@@ -289,9 +279,9 @@ int sn_fabric_msg_decode(const char *line, struct sn_fabric_msg *msg,
 		if (!take_sep(&p) || !take_key(&p, "id"))
 			goto bad;
 		for (i = 0; i < SN_FABRIC_NCCL_ID_BYTES; i++) {
-			int hi = hex_digit(p[2 * i]), lo;
+			int hi = sn_hex_digit(p[2 * i], false), lo;
 
-			lo = hi < 0 ? -1 : hex_digit(p[2 * i + 1]);
+			lo = hi < 0 ? -1 : sn_hex_digit(p[2 * i + 1], false);
 			if (lo < 0)
 				goto bad;
 			msg->nccl_id[i] = (unsigned char)(hi << 4 | lo);

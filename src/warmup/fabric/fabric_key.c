@@ -17,6 +17,7 @@
 
 #include "fabric_auth.h"
 #include "fabric_key.h"
+#include "base/strutil.h"
 #include "fabric/fabric_msg.h"
 #include "protocol/helper_protocol.h"
 
@@ -34,21 +35,12 @@ static void hex(const unsigned char *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* One lowercase hex digit's value, or -1. */
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* 2N lowercase hex digits of IN (not NUL-terminated) into N bytes. */
 static int unhex(const char *in, size_t n, unsigned char *out)
 {
 	for (size_t i = 0; i < n; i++) {
-		int hi = hex_digit(in[2 * i]), lo = hex_digit(in[2 * i + 1]);
+		int hi = sn_hex_digit(in[2 * i], false);
+		int lo = sn_hex_digit(in[2 * i + 1], false);
 
 		if (hi < 0 || lo < 0)
 			return -1;
