@@ -6,8 +6,8 @@
 # nodes (SN_AUTH=slurm, tests/cluster/cluster.sh).  The plugin reads
 # AuthType, derives the step key as root and hands it to the helpers;
 # the step passes.  fabric_auth=munge there fails in one message that
-# blames no node.  Slurm 22.05 has no auth/slurm (23.11+): skipped there,
-# and only there.  The hostile tests under the key: fabric_hostile.bats
+# blames no node.  Slurm 22.05 has no auth/slurm (23.11+): release-suite.sh
+# does not run this file there.  The hostile tests under the key: fabric_hostile.bats
 # with SN_AUTH=slurm.
 
 SN_NODES=3
