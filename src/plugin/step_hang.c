@@ -39,6 +39,8 @@
 
 /* A question to a stuck step's RAS: real RAS waits 5 s on a dead peer. */
 #define HANG_ASK_MS 10000
+/* How long the sampler may take to leave when woken at the step's end. */
+#define HANG_STOP_GRACE_MS 100
 
 /* The sampler's last verdict, in a page shared with slurmstepd: seq is
  * odd while the sampler writes. */
@@ -255,11 +257,14 @@ void sn_step_hang_stop(struct sn_plugin *p)
 
 	if (!p->hang_sample)
 		return;
-	/* Still open: the sampler lives, and its pid is its own. */
-	if (poll(&pfd, 1, 0) == 0 && p->hang_sample->pid > 0)
+	/* Woken first: its poll on the wake pipe ends and it exits (a
+	 * coverage build's _exit() then writes its counters).  Still there
+	 * after HANG_STOP_GRACE_MS (inside a RAS question): killed; its pid
+	 * is its own while ALIVE is open. */
+	close(p->hang_wake);
+	if (poll(&pfd, 1, HANG_STOP_GRACE_MS) == 0 && p->hang_sample->pid > 0)
 		kill(p->hang_sample->pid, SIGKILL);
 	poll(&pfd, 1, 1000);
-	close(p->hang_wake);
 	close(p->hang_alive);
 	munmap(p->hang_sample, sizeof(*p->hang_sample));
 	p->hang_sample = NULL;

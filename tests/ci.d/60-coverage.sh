@@ -36,7 +36,7 @@ case "${CI:-}" in true | 1 | yes) ci=1 ;; esac
 # admin tools to make check's for their time; together they cover all but
 # a few lines of what all seventeen do (docs/dev/coverage.md: the measurements
 # behind the pick).  Floors a little below the figures measured.
-suites=${SN_COV_SUITES-multinode fleet profiles warmup fabric_hostile reuse health containers}
+suites=${SN_COV_SUITES-multinode fleet profiles warmup fabric_hostile reuse health containers ras}
 floors=${SN_COV_FLOORS:-src/core=90 src/plugin=87 src/warmup=90 src/warmup/fabric=85}
 
 fail_all() {
