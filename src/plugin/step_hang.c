@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/envlist.h"
 #include "base/strutil.h"
 #include "helper_exec.h"
 #include "helper_child.h"
@@ -55,21 +56,10 @@ struct sn_hang_sample {
 static void task_of(long pid, char *task, size_t cap)
 {
 	static char buf[256 * 1024];
-	char path[64];
-	ssize_t n;
-	int fd;
+	long n = sn_proc_environ_read(pid, buf, sizeof(buf));
 
 	task[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (char *kv = buf; kv < buf + n; kv += strlen(kv) + 1)
+	for (char *kv = buf; n > 0 && kv < buf + n; kv += strlen(kv) + 1)
 		if (strncmp(kv, "SLURM_PROCID=", 13) == 0)
 			sn_strlcpy(task, kv + 13, cap);
 }

@@ -34,6 +34,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "base/envlist.h"
 #include "protocol/ras_ask.h"
 #include "status.h"
 
@@ -57,20 +58,12 @@ static void env_take(const char *kv, const char *name, char *dst, size_t cap)
 static bool read_env(const char *pid, struct proc_env *e)
 {
 	static char buf[ENV_MAX];
-	char path[64];
-	ssize_t n;
-	int fd;
+	long n;
 
 	memset(e, 0, sizeof(*e));
-	snprintf(path, sizeof(path), "/proc/%s/environ", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	n = sn_proc_environ_read(strtol(pid, NULL, 10), buf, sizeof(buf));
+	if (n < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	for (char *kv = buf; kv < buf + n; kv += strlen(kv) + 1) {
 		env_take(kv, "SLURM_JOB_ID", e->job, sizeof(e->job));
 		env_take(kv, "SLURM_STEP_ID", e->step, sizeof(e->step));

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdbool.h>
+#include <unistd.h>
+
 #include "core_testutil.h"
 
 #include "base/envlist.h"
@@ -81,12 +84,35 @@ static void test_bind(void **state)
 	sn_envlist_free(&list);
 }
 
+/* /proc/PID/environ as the process started (make check and valgrind
+ * start it with PATH): this one's own, by pid. */
+static void test_proc_environ_read(void **state)
+{
+	static char buf[256 * 1024];
+	char small[8];
+	long n = sn_proc_environ_read((long)getpid(), buf, sizeof(buf));
+	bool found = false;
+
+	(void)state;
+	assert_true(n > 0);
+	assert_int_equal(buf[n], '\0');
+	for (char *kv = buf; kv < buf + n; kv += strlen(kv) + 1)
+		found |= strncmp(kv, "PATH=", 5) == 0;
+	assert_true(found);
+	/* Cut to the buffer, still terminated. */
+	assert_int_equal(sn_proc_environ_read((long)getpid(), small,
+					      sizeof(small)), 7);
+	assert_int_equal(small[7], '\0');
+	assert_int_equal(sn_proc_environ_read(-1, buf, sizeof(buf)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_get),
 		cmocka_unit_test(test_set_unset_order),
 		cmocka_unit_test(test_bind),
+		cmocka_unit_test(test_proc_environ_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/envlist.h"
 #include "base/strutil.h"
@@ -134,4 +137,22 @@ void sn_envlist_bind(struct sn_envlist *list, struct sn_env *env)
 	env->set = bound_set;
 	env->unset = bound_unset;
 	env->ctx = list;
+}
+
+long sn_proc_environ_read(long pid, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (long)n;
 }

@@ -32,4 +32,12 @@ int sn_envlist_unset(struct sn_envlist *list, const char *name);
 /* Fills ENV with callbacks operating on LIST. */
 void sn_envlist_bind(struct sn_envlist *list, struct sn_env *env);
 
+/*
+ * The environment process PID started with (/proc/PID/environ, readable
+ * by its user and root) into BUF, NUL-terminated after at most CAP - 1
+ * bytes: NAME=VALUE strings one after another, each ending in NUL.  The
+ * number of bytes, or -1 when it cannot be read or is empty.
+ */
+long sn_proc_environ_read(long pid, char *buf, size_t cap);
+
 #endif
