@@ -18,7 +18,8 @@
 # This file holds the bookkeeping (say, record, run_test, the final
 # summary) and the order of the phases; each phase is in tests/gpu/lib/:
 # node.sh (0), install.sh (1), build.sh (2), cluster.sh (3), srun.sh and
-# cases.sh (4), bench.sh (5); the fabric phase in tests/gpu/fabric-gpu.sh
+# cases.sh (4), bench.sh (5); the RAS phase in tests/gpu/ras-gpu.sh, the
+# fabric phase in tests/gpu/fabric-gpu.sh
 # and fabric-one-gpu.sh.
 #
 # Everything goes to $OUT/run.log; the console gets the results only.
@@ -35,6 +36,10 @@
 #                       two network-namespace nodes of one GPU each, then
 #                       srun -N2 --nccl-warmup=fabric; needs 2 GPUs and the
 #                       carried iproute2)
+#   SN_GPU_CHECKS=0     no single-node checks (lib/cases.sh): to iterate
+#                       on a later phase
+#   SN_GPU_RAS=0        no RAS phase (tests/gpu/ras-gpu.sh: three PyTorch
+#                       jobs of two users on the node; needs 4 GPUs)
 #   SN_GPU_FABRIC_BENCH=0|1  bench/fabric-latency.sh in that phase (default:
 #                       SN_GPU_BENCH)
 #   SN_GPU_DRYRUN=1     rehearsal on a GPU-less Debian machine with Slurm
@@ -196,7 +201,7 @@ trap 'record FAIL run "interrupted (outer timeout?) before the end: the checks n
 # Sourced in this order, at the top level: each file's variables are the
 # script's globals, as when they were one file.
 for part in lib/node lib/install lib/build lib/cluster lib/srun lib/cases \
-	lib/bench fabric-gpu fabric-one-gpu; do
+	lib/bench ras-gpu fabric-gpu fabric-one-gpu; do
 	# shellcheck source=/dev/null
 	source "$src/tests/gpu/$part.sh" || {
 		echo "run-gpu-tests.sh: cannot source $src/tests/gpu/$part.sh (not in the tarball?)" >&2
@@ -212,7 +217,8 @@ describe_node
 setup_slurm
 build_project
 start_cluster
-run_checks
+[ "${SN_GPU_CHECKS:-1}" = 1 ] && run_checks
+run_ras
 run_bench
 run_fabric
 finish

@@ -38,6 +38,8 @@ def records(lines):
 def problems_of(rec, args):
     out = []
     d = rec["json"]
+    if args.max_ms is not None and rec["ms"] > args.max_ms:
+        out.append("the helper ran %.0f ms, over %d" % (rec["ms"], args.max_ms))
     if args.status and rec["verdict"] != args.status:
         out.append("verdict %s, want %s" % (rec["verdict"], args.status))
     if d is None:
@@ -76,6 +78,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, help="records expected")
     ap.add_argument("--status", choices=("passed", "failed"))
+    ap.add_argument("--max-ms", type=int, help="the helper's run at most")
     ap.add_argument("--mode")
     ap.add_argument("--gpus", type=int)
     ap.add_argument("--busids", help="comma-separated, any order")

@@ -118,9 +118,13 @@ t_busbw_floor_missed() {
 	sn_plugstack_reset
 }
 
-# fault NAME EXPECT_RE LIMIT_S: a fault from tests/gpu/interpose.c.
+# fault NAME EXPECT_RE LIMIT_S [HELPER_MS]: a fault from tests/gpu/interpose.c.
+# LIMIT_S bounds the whole srun; HELPER_MS the job's helper alone (its
+# record's "in N ms"): killed at warmup_timeout + 0.3 s slack + 0.3 s
+# grace.  The srun also waits for the root confirmation, which has its own
+# full deadline (step_confirm.c), so a hang's srun bound is twice that.
 fault() {
-	local name=$1 expect=$2 limit=$3 mark
+	local name=$1 expect=$2 limit=$3 helper_ms=${4:-} mark
 	mark=$(log_mark)
 	rm -f "$SN_CLUSTER_DIR/tmp/fault.log"
 	run_srun 60 "$(gres)" --nccl-warmup=comm \
@@ -130,8 +134,8 @@ fault() {
 	want "the task did not run" lacks TASK-RAN "$srun_out"
 	want "stderr has spank-nccl: and /$expect/" err_has "spank-nccl:.*($expect)"
 	want "srun ended within $limit s (took $srun_s s)" within "$limit"
-	want "the log records a failed warmup" \
-		warmup_records "$mark" --count 1 --status failed
+	want "the log records a failed warmup${helper_ms:+ of at most $helper_ms ms}" \
+		warmup_records "$mark" --count 1 --status failed ${helper_ms:+--max-ms "$helper_ms"}
 	want "the fault was injected (not a real failure)" \
 		grep -q "injecting fault $name" "$SN_CLUSTER_DIR/tmp/fault.log"
 	want "no nccl-warmup process left" no_helper_left
@@ -144,19 +148,23 @@ t_fault_dup_busid() {
 }
 
 timeout_re="timed out|did not finish"
+# warmup_timeout=5: the helper 5 s + 0.6 s (+ 0.3 s to log it), the srun
+# the helper's and the confirmation's deadlines + 2 s to start and end.
+hang_helper_ms=5900
+hang_srun_s=13.2
 t_fault_init_hang() {
 	plugstack warmup_timeout=5
-	fault init_hang "$timeout_re" 7.5
+	fault init_hang "$timeout_re" "$hang_srun_s" "$hang_helper_ms"
 	sn_plugstack_reset
 }
 t_fault_async_hang() {
 	plugstack warmup_timeout=5
-	fault async_hang "$timeout_re" 7.5
+	fault async_hang "$timeout_re" "$hang_srun_s" "$hang_helper_ms"
 	sn_plugstack_reset
 }
 t_fault_wedged() {
 	plugstack warmup_timeout=5
-	fault wedged "did not finish within 5 s and was killed" 7.5
+	fault wedged "did not finish within 5 s and was killed" "$hang_srun_s" "$hang_helper_ms"
 	sn_plugstack_reset
 }
 
