@@ -55,7 +55,9 @@ ras_jobid() { squeue -h -n "ras-$1" -o %i; }
 
 ras_end_all() {
 	local p
-	scancel -n ras-A -n ras-B -n ras-C 2>/dev/null
+	# Every job of this cluster is the phase's.
+	# shellcheck disable=SC2046
+	scancel $(squeue -h -o %i) 2>/dev/null
 	for p in "${ras_jobs_pids[@]}"; do
 		wait "$p" 2>/dev/null
 	done
@@ -97,22 +99,36 @@ ras_start_three() {
 	ras_wait_ready A 2 && ras_wait_ready B 1 && ras_wait_ready C 1
 }
 
+# ras_cross: a user's question on 28028 answered with the other user's
+# processes (PIDS_UA: asked by the job user, PIDS_UB: by the second).
+ras_cross() {
+	local p
+	for p in $1; do
+		[[ " $(ras_pids_of B) " == *" $p "* ]] && return 0
+	done
+	for p in $2; do
+		[[ " $(ras_pids_of A) $(ras_pids_of C) " == *" $p "* ]] && return 0
+	done
+	return 1
+}
+
 t_ras_before() {
-	local a b
+	local pa pb
 	plugstack ras=nccl
 	if ! ras_start_three; then
 		t_problems+=("the three jobs did not start (run.log)")
 		ras_end_all
 		return
 	fi
-	a=$(ras_pids_of A)
-	b=$(ras_raw_pids "$ras_user2" 28028)
-	say "  ras=nccl: A's tasks $a, C's $(ras_pids_of C), B's $(ras_pids_of B); $ras_user2 asking 127.0.0.1:28028 reads pids: $b"
-	want "ras=nccl: B's NCCL cannot bind RAS's port (the defect, as measured)" \
-		grep -q "bind failed" "$ras_dir/B.err"
-	want "ras=nccl: $ras_user2 reads $SN_USER's jobs on 28028 (the defect)" \
-		test -n "$b" -a "$b" != "$(ras_pids_of B)"
-	grep -h 'NCCL WARN' "$ras_dir"/[ABC].err | sort | uniq -c | sed 's/^/  /' | head
+	pa=$(ras_raw_pids "$SN_USER" 28028)
+	pb=$(ras_raw_pids "$ras_user2" 28028)
+	say "  ras=nccl: $SN_USER's A $(ras_pids_of A), C $(ras_pids_of C); $ras_user2's B $(ras_pids_of B); 127.0.0.1:28028 answers $SN_USER with $pa, $ras_user2 with $pb"
+	# NCCL logs to stdout.
+	grep -h 'NCCL WARN' "$ras_dir"/[ABC].out | sort | uniq -c | sed 's/^/  /' | head
+	want "ras=nccl: a job's NCCL cannot bind RAS's port (the defect, as measured)" \
+		grep -q "bind failed" "$ras_dir/A.out" "$ras_dir/B.out" "$ras_dir/C.out"
+	want "ras=nccl: one user reads the other's job on 28028 (the defect)" \
+		ras_cross "$pa" "$pb"
 	ras_end_all
 }
 
@@ -129,7 +145,7 @@ t_ras_after() {
 	ras_after_started=$EPOCHREALTIME
 	say "  ras=step: A on $(ras_addr_of A), B on $(ras_addr_of B), C on $(ras_addr_of C)"
 	want "no job's NCCL warns of a bind failure" \
-		sh -c "! grep -i 'bind failed\\|already in use' '$ras_dir/A.err' '$ras_dir/B.err' '$ras_dir/C.err'"
+		sh -c "! grep -i 'bind failed\\|already in use' '$ras_dir'/[ABC].out '$ras_dir'/[ABC].err"
 	want "three RAS addresses" \
 		test "$(printf '%s\n' "$(ras_addr_of A)" "$(ras_addr_of B)" "$(ras_addr_of C)" | sort -u | grep -c :)" -eq 3
 	b=$(ras_status "$ras_user2" --json "$(ras_jobid B)" >"$ras_dir/B.status"; tr ',' '\n' <"$ras_dir/B.status" | sed -n 's/.*"pid":\([0-9]*\).*/\1/p' | sort -u | xargs)
