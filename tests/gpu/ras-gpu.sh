@@ -23,6 +23,9 @@ ras_dir=
 ras_jobs_pids=()
 ras_job_a=
 ras_after_started=
+# The node as spank-nccl names it: the host name slurmstepd has (not
+# SLURMD_NODENAME, which a job can set: step_warmup.c), here not n1.
+ras_node=$(hostname)
 
 # ras_job NAME USER TASKS GRES SKIP [SRUN_ARGS...]: ras_hang.py in the
 # background as USER; output in $ras_dir/NAME.{out,err}.
@@ -167,10 +170,10 @@ t_ras_names() {
 	sn__wait_for 300 sh -c "'$SN_BUILD_DIR/src/report/spank-nccl-status' $job 2>&1 | grep -q 'has launched AllReduce'"
 	ras_status "$SN_USER" "$job" >"$ras_dir/A.status" 2>&1
 	sed 's/^/  ua> /' "$ras_dir/A.status"
-	want "the verdict names rank 1 as task 1 on n1, GPU 1, behind in AllReduce" \
-		grep -Eq 'rank 1 \(task 1 on n1, GPU 1\) has launched AllReduce [0-9]+ while' "$ras_dir/A.status"
+	want "the verdict names rank 1 as task 1 on $ras_node and its GPU, behind in AllReduce" \
+		grep -Eq "rank 1 \\(task 1 on $ras_node, GPU [0-9]\\) has launched AllReduce [0-9]+ while" "$ras_dir/A.status"
 	ras_status "$SN_USER" --json "$job" >"$ras_dir/A.json" 2>&1
-	want "--json: rank 1 is task 1 on n1" grep -q '"rank":1,[^}]*"task":1,"node":"n1"' "$ras_dir/A.json"
+	want "--json: rank 1 is task 1 on $ras_node" grep -q "\"rank\":1,[^}]*\"task\":1,\"node\":\"$ras_node\"" "$ras_dir/A.json"
 }
 
 t_ras_timelimit() {
@@ -180,12 +183,12 @@ t_ras_timelimit() {
 	left=$(awk -v a="$ras_after_started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", 150 - (b - a) }')
 	sn__wait_for $((left * 10)) sh -c "[ -z \"\$(squeue -h -j $job -o %i 2>/dev/null)\" ]" ||
 		t_problems+=("job A still running 150 s after its start (time limit 1 min)")
-	sn__wait_for 100 grep -q "\"job\":$job,.*\"hang\":" "$ras_dir/rec/n1.jsonl"
-	grep "\"job\":$job," "$ras_dir/rec/n1.jsonl" | sed 's/^/  rec> /' | cut -c1-400
-	want "A's record carries RAS's verdict naming rank 1 (task 1 on n1, GPU 1)" \
-		grep -Eq "\"job\":$job,.*\"hang\":\"rank 1 \\(task 1 on n1, GPU 1\\) has launched AllReduce" "$ras_dir/rec/n1.jsonl"
+	sn__wait_for 100 grep -q "\"job\":$job,.*\"hang\":" "$ras_dir/rec/$ras_node.jsonl"
+	grep "\"job\":$job," "$ras_dir/rec/$ras_node.jsonl" | sed 's/^/  rec> /' | cut -c1-400
+	want "A's record carries RAS's verdict naming rank 1 (task 1 on $ras_node)" \
+		grep -Eq "\"job\":$job,.*\"hang\":\"rank 1 \\(task 1 on $ras_node, GPU [0-9]\\) has launched AllReduce" "$ras_dir/rec/$ras_node.jsonl"
 	want "the record: the job's fault, by a signal" \
-		grep -Eq "\"job\":$job,.*\"fault\":\"job\".*\"signal\":[1-9]" "$ras_dir/rec/n1.jsonl"
+		grep -Eq "\"job\":$job,.*\"fault\":\"job\".*\"signal\":[1-9]" "$ras_dir/rec/$ras_node.jsonl"
 	grep -h 'time limit\|TIME LIMIT\|CANCELLED' "$ras_dir/A.err" | sed 's/^/  A> /' | head -3
 	want "A ended by its time limit" grep -q 'DUE TO TIME LIMIT' "$ras_dir/A.err"
 }
