@@ -18,6 +18,7 @@
 pyxis_dir=
 pyxis_wheel=
 pyxis_tmp_mode=
+pyxis_stage=
 
 # The images in the cluster's tmp directory (the job user's cwd):
 # venv-nccl.sqsh holds the venv's NCCL, broken-nccl.sqsh junk at its place.
@@ -28,6 +29,7 @@ pyxis_setup() {
 	mkdir -p "$pyxis_dir/share"
 	chmod 0755 "$pyxis_dir"
 	chmod 0777 "$pyxis_dir/share"
+	pyxis_stage="enroot and squashfs-tools"
 	if [ "$dryrun" = 1 ]; then
 		if ! command -v enroot >/dev/null || ! command -v mksquashfs >/dev/null; then
 			echo "dry run: install enroot (containers.bats) and squashfs-tools here"
@@ -47,11 +49,13 @@ pyxis_setup() {
 
 	# pyxis against the carried Slurm headers (in /usr/include/slurm,
 	# where sn_release_local and pyxis's includes look).
+	pyxis_stage="pyxis's build"
 	sys_link "$sl_root/usr/include/slurm" /usr/include/slurm || return 1
 	export SN_PYXIS_CACHE=$pyxis_dir/build SN_THIRD_PARTY_DIR=$carry/enroot
 	sn_pyxis_build || return 1
 	echo "pyxis: $(sn_pyxis_so)"
 
+	pyxis_stage="the images"
 	if [ "$dryrun" = 1 ]; then
 		ncclfile=$(sn_fake_dir nccl)/libnccl.so.2
 	elif find_venv_nccl; then
@@ -73,11 +77,13 @@ pyxis_setup() {
 	rm -rf "$root"
 	ls -l "$tmpd"/*.sqsh
 
+	pyxis_stage="plugstack.conf"
 	export SN_PYXIS=1
 	sn_plugstack_reset
 	echo "plugstack: $(cat "$SN_CLUSTER_DIR/etc/plugstack.conf")"
 	head -n 1 "$SN_CLUSTER_DIR/etc/plugstack.conf" | grep -q spank_pyxis.so ||
 		{ echo "pyxis is not listed first in plugstack.conf"; return 1; }
+	say "  pyxis $SN_PYXIS_VERSION built, enroot $(enroot version), images $(du -h "$tmpd/venv-nccl.sqsh" | cut -f1) (NCCL from $ncclfile) and $(du -h "$tmpd/broken-nccl.sqsh" | cut -f1)"
 }
 
 pyxis_teardown() {
@@ -108,6 +114,7 @@ t_pyxis_nccl() {
 	uid=$(id -u "$SN_USER")
 	rm -f "$share"/* "$work/srun.rc"
 	mark=$(log_mark)
+	# shellcheck disable=SC2016 # expanded in the task
 	pyxis_srun 90 venv-nccl.sqsh --container-mounts="$share:/share" \
 		--nccl-warmup=comm,verbose sh -c \
 		'echo "TASK-RAN $SLURM_PROCID uid $(id -u)"; touch /share/started.$SLURM_PROCID; i=0; while [ ! -e /share/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done' \
@@ -200,7 +207,7 @@ run_pyxis() {
 		pyxis_teardown
 		return
 	else
-		record FAIL pyxis-setup "enroot, pyxis or the images (run.log)"
+		record FAIL pyxis-setup "failed at $pyxis_stage (run.log)"
 	fi
 	for t in pyxis-container-nccl pyxis-broken-nccl pyxis-bench; do
 		record FAIL "$t" "not run: pyxis-setup failed"
