@@ -11,6 +11,8 @@
 # runs it.  Carry made by tests/gpu/container-carry.sh.
 # Usage: container-nccl.sh CARRY [OUT]   (root; writes OUT/container.txt)
 set -uo pipefail
+# shellcheck source=tests/gpu/lib/enroot.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/enroot.sh" || exit 1
 carry=$(cd "${1:?usage: container-nccl.sh CARRY [OUT]}" && pwd)
 out=${2:-${OUT:-/tmp/sn-container-out}}
 mkdir -p "$out"
@@ -28,17 +30,8 @@ mkdir -p "$base"
 chmod 0755 "$base"
 
 # 1. enroot, mksquashfs/unsquashfs (wrappers: their liblzo2 is carried)
-tar -xf "$carry/enroot.tar" -C / || exit 1
-sq=/opt/sn-squashfs
-mkdir -p "$sq"
-for d in "$carry"/debs/*.deb; do dpkg -x "$d" "$sq" || exit 1; done
-for t in mksquashfs unsquashfs; do
-	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib/x86_64-linux-gnu:%s/usr/lib/x86_64-linux-gnu exec %s/usr/bin/%s "$@"\n' \
-		"$sq" "$sq" "$sq" "$t" >/usr/local/bin/$t
-	chmod 0755 /usr/local/bin/$t
-done
-say "enroot $(enroot version), $(mksquashfs -version 2>&1 | head -n1)"
-mksquashfs -version >/dev/null 2>&1 || { say "mksquashfs does not run"; exit 1; }
+gpu_enroot_install "$carry/enroot" /opt/sn-squashfs | sed 's/^/container-nccl: /'
+[ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
 id "$user" >/dev/null 2>&1 || useradd -m "$user" || exit 1
 
 # 2. the image: this node's sh/coreutils/libc, the helper, the venv's NCCL
@@ -46,66 +39,24 @@ ncclsrc=$("$venv_py" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.
 	{ say "no nvidia-nccl wheel in $venv_py"; exit 1; }
 pyver=$("$venv_py" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 root=$base/img-root
-rm -rf "$root"
-mkdir -p "$root"/{bin,etc,tmp,proc,sys,dev,run,root,home,share,usr/local/bin,usr/lib/x86_64-linux-gnu}
-chmod 1777 "$root/tmp"
-# The libraries FILE... need, from this node, into the image.
-copy_deps() {
-	local f l
-	for f in "$@"; do
-		for l in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
-			mkdir -p "$root$(dirname "$l")"
-			[ -e "$root$l" ] || cp -L "$l" "$root$l"
-		done
-	done
-}
-for f in sh bash cat sleep ls env id; do
-	p=$(type -P "$f") || continue
-	cp -L "$p" "$root/bin/"
-	copy_deps "$p"
-done
-# What the helper, the wheel's NCCL and the driver (bound in below) need.
-copy_deps "$carry/nccl-warmup" "$ncclsrc/libnccl.so.2" \
-	$(ldconfig -p | awk '/libcuda\.so\.1 |libnvidia-ml\.so\.1 / && /x86-64/ { print $NF }')
+# What the helper and the wheel's NCCL need.
+gpu_image_root "$root" "$carry/nccl-warmup" "$ncclsrc/libnccl.so.2"
 cp "$carry/nccl-warmup" "$root/usr/local/bin/"
 cp "$carry/libmunge.so.2" "$root/usr/lib/x86_64-linux-gnu/"
-wheel=/opt/venv/lib/$pyver/site-packages/nvidia/nccl/lib
+wheel=$(gpu_image_wheel_dir "$pyver")
 mkdir -p "$root$wheel"
 cp -L "$ncclsrc/libnccl.so.2" "$root$wheel/"
-echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
-echo 'root:x:0:' >"$root/etc/group"
-echo 'NCCL_NVLS_ENABLE=0' >"$root/etc/environment"
 img=$base/sn-venv-nccl.sqsh
 t0=$EPOCHREALTIME
-mksquashfs "$root" "$img" -comp gzip -Xcompression-level 1 -noappend -quiet >/dev/null ||
-	{ say "mksquashfs failed"; exit 1; }
-chmod 0644 "$img"
+gpu_image_squash "$root" "$img" || { say "mksquashfs failed"; exit 1; }
 say "image $img ($(du -h "$img" | cut -f1), NCCL from the wheel $ncclsrc) in $(ms "$t0" "$EPOCHREALTIME")"
 
-# 3. the driver inside the container: enroot's mounts.d
-fstab=/usr/local/etc/enroot/mounts.d/90-sn-nvidia-driver.fstab
-: >"$fstab"
-for l in libcuda.so.1 libnvidia-ml.so.1 libnvidia-ptxjitcompiler.so.1 libnvidia-nvvm.so.4; do
-	p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ { print $NF; exit }')
-	[ -n "$p" ] || continue
-	echo "$(readlink -f "$p") /usr/lib/x86_64-linux-gnu/$l none x-create=file,bind,ro,nosuid,nodev,private" >>"$fstab"
-done
-# /dev/nvidia* come with enroot's own /dev rbind (10-system.fstab).
-say "mounts.d: $(wc -l <"$fstab") driver libraries: $(awk '{ print $2 }' "$fstab" | paste -sd' ' -)"
-cat >/usr/local/etc/enroot/enroot.conf.d/sn-gpu.conf <<C
-ENROOT_RUNTIME_PATH $base/run/\$(id -u)
-ENROOT_DATA_PATH $base/data/\$(id -u)
-ENROOT_CACHE_PATH $base/cache/\$(id -u)
-ENROOT_TEMP_PATH $base/tmp
-C
-mkdir -p "$base"/{run,data,cache,tmp} && chmod 1777 "$base"/{run,data,cache,tmp}
+# 3. the driver inside the container (enroot's mounts.d), enroot's paths
+gpu_enroot_configure "$base" | sed 's/^/container-nccl: /'
 share=$base/share
 rm -rf "$share"; mkdir -p "$share"; chmod 0777 "$share"
 
-# NVIDIA_VISIBLE_DEVICES (set on the GPU node) makes enroot's
-# hooks.d/98-nvidia.sh call nvidia-container-cli, which the node lacks:
-# the driver comes from mounts.d instead.
-unset NVIDIA_VISIBLE_DEVICES NVIDIA_DRIVER_CAPABILITIES
+gpu_enroot_no_nvidia_hook
 as_user() { runuser -u "$user" -- env -u LD_LIBRARY_PATH HOME="/home/$user" "$@"; }
 if ! as_user true; then user=root; as_user() { env -u LD_LIBRARY_PATH "$@"; }; fi
 

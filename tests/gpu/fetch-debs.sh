@@ -11,6 +11,12 @@
 #                               has no autoconf, the tarball has ./configure
 #   .carry/nccl.h               fallback NCCL header (the node's own libnccl
 #                               ships none); taken from $SN_CUDA/include
+#   .carry/enroot/              enroot 4.1.2 as installed here (one
+#                               tests/integration/containers.bats run
+#                               installs it), squashfs-tools and pyxis's
+#                               source, for the pyxis phase
+#                               (tests/gpu/pyxis-gpu.sh; SN_GPU_PYXIS=0
+#                               leaves them out)
 #   .carry/MANIFEST             what is in there, with checksums
 #
 # Then prints the device call.  .carry/ is git-ignored (.gitignore: /.carry/)
@@ -60,6 +66,7 @@ done
 
 mkdir -p "$carry/debs"
 rm -f "$carry"/debs/*.deb "$carry"/spank-nccl-*.tar.xz "$carry/nccl.h"
+rm -rf "$carry/enroot"
 
 echo "fetch-debs.sh: downloading ${#debs[@]} packages into $carry/debs"
 # _apt cannot write into root's directories: download as root, quietly.
@@ -70,6 +77,14 @@ for p in "${debs[@]}"; do
 	ls "$carry/debs/${p}_"*.deb >/dev/null 2>&1 ||
 		die "package $p was not downloaded"
 done
+
+if [ "${SN_GPU_PYXIS:-1}" = 1 ]; then
+	echo "fetch-debs.sh: enroot, squashfs-tools and pyxis into $carry/enroot"
+	# shellcheck source=tests/gpu/lib/enroot.sh
+	source "$src/tests/gpu/lib/enroot.sh"
+	gpu_enroot_carry "$carry/enroot" "${SN_THIRD_PARTY_DIR:-$src/../shared/third_party}" ||
+		die "cannot fill $carry/enroot (SN_GPU_PYXIS=0 leaves the pyxis phase out)"
+fi
 
 echo "fetch-debs.sh: make dist from a copy of $src"
 build=$(mktemp -d /tmp/sn-gpu-dist.XXXXXX)
@@ -120,7 +135,8 @@ chmod 0644 "$carry"/*.tar.xz "$carry/nccl.h" "$carry"/debs/*.deb
 	echo "# tarball: $dist_kind"
 	echo "# source tree: $src ($(cd "$src" && git describe --always --dirty 2>/dev/null || echo 'no git'))"
 	echo "# nccl.h: NCCL $(awk '/#define NCCL_MAJOR|#define NCCL_MINOR|#define NCCL_PATCH/{printf "%s%s", sep, $3; sep="."}' "$carry/nccl.h")"
-	(cd "$carry" && sha256sum debs/*.deb ./*.tar.xz nccl.h)
+	(cd "$carry" && sha256sum debs/*.deb ./*.tar.xz nccl.h &&
+	 { [ ! -d enroot ] || sha256sum enroot/*; })
 } >"$carry/MANIFEST"
 
 size=$(du -sk "$carry" | cut -f1)

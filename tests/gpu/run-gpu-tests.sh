@@ -12,15 +12,19 @@
 #      spank_nccl.so in plugstack.conf (tests/cluster/cluster.sh does the
 #      generic parts)
 #   4. the checks below, each under a timeout; last line "N passed, N failed"
-#   5. bench/warmup-bench.sh, then bench/warmup-reuse.sh (SN_GPU_BENCH=0
+#   5. three PyTorch jobs of two users, each on its own NCCL RAS, a stuck
+#      rank named by spank-nccl-status (tests/gpu/ras-gpu.sh)
+#   6. real pyxis + enroot: srun --container-image=./IMG.sqsh --nccl-warmup
+#      as the job user, the venv's NCCL in the image (tests/gpu/pyxis-gpu.sh)
+#   7. bench/warmup-bench.sh, then bench/warmup-reuse.sh (SN_GPU_BENCH=0
 #      leaves both out; SN_REUSE_BENCH_RUNS rounds of the latter, default 1)
 #
 # This file holds the bookkeeping (say, record, run_test, the final
 # summary) and the order of the phases; each phase is in tests/gpu/lib/:
 # node.sh (0), install.sh (1), build.sh (2), cluster.sh (3), srun.sh and
-# cases.sh (4), bench.sh (5); the RAS phase in tests/gpu/ras-gpu.sh, the
-# fabric phase in tests/gpu/fabric-gpu.sh
-# and fabric-one-gpu.sh.
+# cases.sh (4), bench.sh (7); the RAS phase (5) in tests/gpu/ras-gpu.sh, the
+# pyxis phase (6) in tests/gpu/pyxis-gpu.sh with lib/enroot.sh, the fabric
+# phase in tests/gpu/fabric-gpu.sh and fabric-one-gpu.sh.
 #
 # Everything goes to $OUT/run.log; the console gets the results only.
 # $OUT also receives summary.txt, build.log, slurmd.log, slurmctld.log,
@@ -40,6 +44,9 @@
 #                       on a later phase
 #   SN_GPU_RAS=0        no RAS phase (tests/gpu/ras-gpu.sh: three PyTorch
 #                       jobs of two users on the node; needs 4 GPUs)
+#   SN_GPU_PYXIS=0      no pyxis phase (needs .carry/enroot: fetch-debs.sh);
+#                       SN_PYXIS_BENCH_RUNS rounds of its bench (default 5)
+#   SN_GPU_CLUSTER_DIR  the single-node cluster (default /tmp/sn-gpu-cluster)
 #   SN_GPU_FABRIC_BENCH=0|1  bench/fabric-latency.sh in that phase (default:
 #                       SN_GPU_BENCH)
 #   SN_GPU_DRYRUN=1     rehearsal on a GPU-less Debian machine with Slurm
@@ -201,7 +208,7 @@ trap 'record FAIL run "interrupted (outer timeout?) before the end: the checks n
 # Sourced in this order, at the top level: each file's variables are the
 # script's globals, as when they were one file.
 for part in lib/node lib/install lib/build lib/cluster lib/srun lib/cases \
-	lib/bench ras-gpu fabric-gpu fabric-one-gpu; do
+	ras-gpu lib/enroot pyxis-gpu lib/bench fabric-gpu fabric-one-gpu; do
 	# shellcheck source=/dev/null
 	source "$src/tests/gpu/$part.sh" || {
 		echo "run-gpu-tests.sh: cannot source $src/tests/gpu/$part.sh (not in the tarball?)" >&2
@@ -219,6 +226,7 @@ build_project
 start_cluster
 [ "${SN_GPU_CHECKS:-1}" = 1 ] && run_checks
 run_ras
+run_pyxis
 run_bench
 run_fabric
 finish

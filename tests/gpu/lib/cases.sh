@@ -309,19 +309,7 @@ t_unprivileged() {
 	gid=$(id -g "$SN_USER")
 	extra=$(getent group "$SN_USER_GROUP2" | cut -d: -f3)
 	mark=$(log_mark)
-	echo "+ (as $SN_USER) srun $(gres) --nccl-warmup=comm id"
-	(cd "$SN_CLUSTER_DIR/tmp" &&
-	 timeout -k 5 60 runuser -u "$SN_USER" -- env PATH="$PATH" \
-		SLURM_CONF="$SLURM_CONF" NCCL_NVLS_ENABLE=0 \
-		TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \
-		${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="$LD_LIBRARY_PATH"} \
-		srun --immediate=30 -N1 "$(gres)" --nccl-warmup=comm id \
-		>"$work/srun.out" 2>"$work/srun.err")
-	srun_rc=$?
-	srun_out=$work/srun.out
-	srun_err=$work/srun.err
-	sed 's/^/  out| /' "$srun_out"
-	sed 's/^/  err| /' "$srun_err"
+	run_srun_as_user 60 "$(gres)" --nccl-warmup=comm id
 	want "srun as $SN_USER exits 0" srun_ok
 	want "the task ran as $SN_USER" out_has "uid=$uid\\("
 	want "the helper ran as uid $uid, gid $gid, with group $extra" \

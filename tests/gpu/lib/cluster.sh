@@ -76,7 +76,7 @@ gpu_cluster_start() {
 
 start_cluster() {
 	phase "cluster"
-	export SN_CLUSTER_DIR=/tmp/sn-gpu-cluster
+	export SN_CLUSTER_DIR=${SN_GPU_CLUSTER_DIR:-/tmp/sn-gpu-cluster}
 	export SN_BUILD_DIR=$work/build SN_SRC_DIR=$work/src SN_NODES=1
 	export SN_PROFILES_SRC=$work/src/etc/nccl-profiles.conf
 	# shellcheck source=tests/cluster/cluster.sh

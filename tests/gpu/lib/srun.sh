@@ -9,19 +9,41 @@ srun_rc=0
 srun_s=0
 srun_out=
 srun_err=
+srun_as=()
 
 # run_srun LIMIT ARGS...: srun under a deadline; sets srun_rc, srun_s,
 # srun_out, srun_err (file names) and logs all of it.
 run_srun() {
+	srun_as=()
+	srun_timed "$@"
+}
+
+# run_srun_as_user LIMIT ARGS...: the same as the job user ($SN_USER,
+# from the cluster's tmp directory), with this script's PATH, SLURM_CONF,
+# NVLink multicast off and the dry run's fake libraries.
+run_srun_as_user() {
+	srun_as=(runuser -u "$SN_USER" -- env PATH="$PATH"
+		SLURM_CONF="$SLURM_CONF" NCCL_NVLS_ENABLE=0
+		TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+		${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="$LD_LIBRARY_PATH"})
+	(cd "$SN_CLUSTER_DIR/tmp" && srun_timed "$@")
+	srun_rc=$(cat "$work/srun.rc")
+	srun_s=$(cat "$work/srun.s")
+}
+
+srun_timed() {
 	local limit=$1 t0
 	shift
 	srun_out=$work/srun.out
 	srun_err=$work/srun.err
-	echo "+ srun $*"
+	echo "+ ${srun_as:+(as ${srun_as[2]}) }srun $*"
 	t0=$EPOCHREALTIME
-	timeout -k 5 "$limit" srun --immediate=30 -N1 "$@" >"$srun_out" 2>"$srun_err"
+	timeout -k 5 "$limit" "${srun_as[@]}" srun --immediate=30 -N1 "$@" \
+		>"$srun_out" 2>"$srun_err"
 	srun_rc=$?
 	srun_s=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+	echo "$srun_rc" >"$work/srun.rc"
+	echo "$srun_s" >"$work/srun.s"
 	echo "  rc=$srun_rc in $srun_s s"
 	sed 's/^/  out| /' "$srun_out" | head -n 60
 	sed 's/^/  err| /' "$srun_err" | head -n 60
