@@ -151,7 +151,7 @@ Device call (one run, on the 4-GPU kind):
   kind:      nvidia-h200-x4
   carry:     [".carry"]
   timeout_s: 600
-  command:   timeout -k 10 570 bash tests/gpu/run-gpu-tests.sh
+  command:   timeout -k 10 590 bash tests/gpu/run-gpu-tests.sh
 Results come back from $OUT: summary.txt, run.log, build.log, slurmd.log,
 slurmctld.log, bench.txt, node.txt (docs/dev/gpu-testing.md says how to read them).
 EOF

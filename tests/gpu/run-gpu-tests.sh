@@ -33,7 +33,7 @@
 # Environment:
 #   OUT                 results folder (default /tmp/sn-gpu-out)
 #   SN_CARRY            carried files (default ./.carry: tests/gpu/fetch-debs.sh)
-#   SN_GPU_BUDGET_S     own deadline in seconds (default 540): whatever is
+#   SN_GPU_BUDGET_S     own deadline in seconds (default 580, under the device's 600 s a call): whatever is
 #                       left undone when it passes is counted as failed
 #   SN_GPU_BENCH=0      no benchmark
 #   SN_GPU_FABRIC=0     no fabric phase (tests/gpu/fabric-gpu.sh: the host as
@@ -69,7 +69,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 carry=${SN_CARRY:-$src/.carry}
 dryrun=${SN_GPU_DRYRUN:-0}
-budget_s=${SN_GPU_BUDGET_S:-540}
+budget_s=${SN_GPU_BUDGET_S:-580}
 out=${OUT:-/tmp/sn-gpu-out}
 work=${SN_GPU_WORK:-/tmp/sn-gpu}
 sl_root=${SN_SL_ROOT:-/opt/sl}
