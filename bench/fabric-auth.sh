@@ -59,6 +59,7 @@ head -c 1024 /dev/urandom >"$tmp/slurm.key"
 keyed=$("$after" --fabric-key-derive "$tmp/slurm.key" bench 1 1 0 3>&1 >/dev/null) ||
 	die "the key derivation failed"
 export LD_LIBRARY_PATH=$fake/cuda:$fake/nccl NCCL_SOCKET_IFNAME=lo
+uid=$(id -u)	# once: the plugin forks no id(1) per step
 step=0
 errors=0
 
@@ -81,7 +82,7 @@ node() {
 		return
 	fi
 	"$helper" --fabric-key-derive "$tmp/slurm.key" bench $$ "$step" \
-		"$(id -u)" 3>&1 >/dev/null |
+		"$uid" 3>&1 >/dev/null |
 		"$helper" "${args[@]}" --fabric-key-fd 4 4<&0 0</dev/null
 }
 

@@ -124,10 +124,12 @@ if [ "${SN_CONTAIN_SPANK:-1}" = 1 ] && sn_slurm_at_least 25.05; then
 fi
 
 # auth/slurm (23.11+; tests/cluster/cluster.sh's SN_AUTH): no munged, so
-# the fabric warmup's strangers meet the step key instead of MUNGE
-# (fabric_auth.bats, in the loop above, starts that cluster for itself).
+# the fabric warmup's strangers meet the step key instead of MUNGE, and so
+# does a pyxis step's (fabric_auth.bats, in the loop above, starts that
+# cluster for itself).
 if sn_slurm_at_least 23.11; then
-	SN_AUTH=slurm run_bats auth_slurm tests/integration/fabric_hostile.bats
+	SN_AUTH=slurm run_bats auth_slurm tests/integration/fabric_hostile.bats \
+		tests/integration/containers_multinode.bats
 fi
 
 # The host's .deb is built and tested by tests/ci.d/50-deb.sh with the

@@ -129,7 +129,7 @@ static int close_all_except(int *keep, int n)
 {
 	unsigned int next = 3;
 
-	for (int i = 1; i < n; i++) {	/* n <= 3: insertion sort */
+	for (int i = 1; i < n; i++) {	/* n <= 4: insertion sort */
 		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			int t = keep[j];
 
@@ -346,7 +346,7 @@ supervise(const struct sn_helper_spec *spec, pid_t helper, pid_t parent,
 void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 			 const int fds[4])
 {
-	int report_fd = fds[SN_CHILD_REPORT], keep[3];
+	int report_fd = fds[SN_CHILD_REPORT], keep[4];
 	sigset_t wake;
 	pid_t helper;
 	int null_fd;
@@ -369,9 +369,10 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 	}
 	keep[0] = report_fd;
-	keep[1] = spec->pass_fd;
-	keep[2] = fds[SN_CHILD_RESULT] >= 0 ? spec->result_fd : -1;
-	if (close_all_except(keep, 3) < 0)
+	keep[1] = spec->pass_fd[0];
+	keep[2] = spec->pass_fd[1];
+	keep[3] = fds[SN_CHILD_RESULT] >= 0 ? spec->result_fd : -1;
+	if (close_all_except(keep, 4) < 0)
 		child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 
 	/* After the switch to the job user, which clears the parent-death
@@ -393,10 +394,12 @@ void sn_helper_child_run(const struct sn_helper_spec *spec, pid_t parent,
 		child_fail(report_fd, SN_HELPER_STAGE_FORK);
 	if (helper == 0) {
 		child_reset_signals();
-		/* The descriptor the helper keeps besides the result's (the
-		 * supervisor has it close-on-exec, as it was opened). */
-		if (spec->pass_fd > 2 && fcntl(spec->pass_fd, F_SETFD, 0) < 0)
-			child_fail(report_fd, SN_HELPER_STAGE_SETUP);
+		/* The descriptors the helper keeps besides the result's (the
+		 * supervisor has them close-on-exec, as they were opened). */
+		for (int i = 0; i < 2; i++)
+			if (spec->pass_fd[i] > 2 &&
+			    fcntl(spec->pass_fd[i], F_SETFD, 0) < 0)
+				child_fail(report_fd, SN_HELPER_STAGE_SETUP);
 		execve(spec->path, spec->argv, spec->envp);
 		child_fail(report_fd, SN_HELPER_STAGE_EXEC);
 	}

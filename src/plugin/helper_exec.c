@@ -192,7 +192,8 @@ int sn_helper_run(const struct sn_helper_spec *spec,
 	start = sn_clock_ms();
 	deadline = sn_deadline_after(start, spec->timeout_ms);
 	if (spec->result_fd &&
-	    (spec->result_fd < 3 || spec->result_fd == spec->pass_fd)) {
+	    (spec->result_fd < 3 || spec->result_fd == spec->pass_fd[0] ||
+	     spec->result_fd == spec->pass_fd[1])) {
 		out->failed_stage = SN_HELPER_STAGE_SETUP;
 		out->failed_errno = EINVAL;
 		goto fail;

@@ -44,16 +44,17 @@ struct sn_helper_spec {
 	int n_groups;
 	unsigned int timeout_ms;	/* SIGTERM when this expires */
 	unsigned int kill_grace_ms;	/* then SIGKILL after this */
-	/* > 2: a descriptor the helper inherits (the only one besides
-	 * stdio), e.g. a container's root; 0: none */
-	int pass_fd;
-	/* > 2 and not pass_fd: the helper gets a pipe's write end at this
-	 * number, read into outcome.result; 0: none */
+	/* > 2: descriptors the helper inherits at their numbers (the only
+	 * ones besides stdio and the result's): a container's root, the
+	 * step key's pipe; 0: none */
+	int pass_fd[2];
+	/* > 2 and neither pass_fd: the helper gets a pipe's write end at
+	 * this number, read into outcome.result; 0: none */
 	int result_fd;
 };
 
 /* The number of the result pipe spank_nccl.so gives nccl-warmup
- * (--result-fd), or the next one when pass_fd has it. */
+ * (--result-fd), or the next free one when a pass_fd has it. */
 #define SN_HELPER_RESULT_FD 3
 
 /* Closes every descriptor from 3 up but A and B (may be equal). */

@@ -174,12 +174,17 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		.kill_grace_ms = SN_WARMUP_KILL_GRACE_MS,
 	};
 
+	/* The container's root and the step key's pipe, inherited. */
+	if (p->container_pid > 0 && p->container_root_fd > 2)
+		spec.pass_fd[0] = p->container_root_fd;
+	if (run->mode == SN_WARMUP_MODE_FABRIC && run->key_fd > 2)
+		spec.pass_fd[1] = run->key_fd;
 	/* The result's own pipe: NCCL's log (NCCL_DEBUG without
 	 * NCCL_DEBUG_FILE), CUDA and LD_PRELOADs may print on stdout. */
-	spec.result_fd = (p->container_pid > 0 &&
-			  p->container_root_fd == SN_HELPER_RESULT_FD) ||
-			 run->key_fd == SN_HELPER_RESULT_FD ?
-			 SN_HELPER_RESULT_FD + 1 : SN_HELPER_RESULT_FD;
+	spec.result_fd = SN_HELPER_RESULT_FD;
+	while (spec.result_fd == spec.pass_fd[0] ||
+	       spec.result_fd == spec.pass_fd[1])
+		spec.result_fd++;
 	sn_argv_init(args);
 	sn_helper_args_common(args, cfg, run->mode, run->node, spec.result_fd);
 	/* The NCCL search order (LD_PRELOAD first) is the helper's; this
@@ -192,16 +197,12 @@ static int run_helper(struct sn_plugin *p, spank_t sp,
 		sn_argv_opt(args, "--" SN_HELPER_OPT_CONTAINER_IMAGE,
 			    p->container_image);
 	}
-	if (p->container_pid > 0 && p->container_root_fd > 2) {
+	if (spec.pass_fd[0]) {
 		sn_argv_add(args, "--" SN_HELPER_OPT_CONTAINER_ROOT_FD);
-		sn_argv_addf(args, "%d", p->container_root_fd);
-		spec.pass_fd = p->container_root_fd;
+		sn_argv_addf(args, "%d", spec.pass_fd[0]);
 	}
-	if (run->mode == SN_WARMUP_MODE_FABRIC) {
+	if (run->mode == SN_WARMUP_MODE_FABRIC)
 		add_fabric_args(p, run, args);
-		if (run->key_fd >= 0)
-			spec.pass_fd = run->key_fd;
-	}
 	if (args->full) {
 		/* As a helper that could not start: the node's install. */
 		run->outcome.failed_stage = SN_HELPER_STAGE_SETUP;
@@ -429,7 +430,7 @@ static void run_warmup(struct sn_plugin *p, spank_t sp,
 		run->fault = SN_FAULT_JOB;
 		return;
 	}
-	if (run->mode == SN_WARMUP_MODE_FABRIC && p->container_pid <= 0 &&
+	if (run->mode == SN_WARMUP_MODE_FABRIC &&
 	    sn_step_fabric_auth(p, run->ids, &run->key_fd, &run->derive,
 				why, sizeof(why)) < 0) {
 		snprintf(run->message, sizeof(run->message),

@@ -4,8 +4,9 @@
 # Real pyxis + enroot on the 3-node cluster (network namespaces), no host
 # NCCL on any node: `srun -N3 --container-image=./ok.sqsh --nccl-warmup`
 # warms the image's NCCL once on every node, and every node's tasks run
-# inside the image.  See
-# containers.bats and helpers/containers.bash.
+# inside the image; a fabric step joins the three nodes under MUNGE, or
+# without munged (SN_AUTH=slurm: release-suite.sh runs this file so too)
+# under the step key.  See containers.bats and helpers/containers.bash.
 
 SN_NODES=3
 load common
@@ -37,4 +38,14 @@ setup() { containers_setup; }
 	sn_assert_failed
 	[ -z "$output" ] || sn_fail "tasks ran: $output"
 	sn_assert_msg 'duplicate PCI bus ID'
+}
+
+@test "container, 3 nodes: --nccl-warmup=fabric joins the image's NCCL over the step's nodes" {
+	run --separate-stderr sn_srun -N3 --ntasks-per-node=1 --gres=gpu:2 \
+		--container-image=./ok.sqsh --nccl-warmup=fabric,verbose \
+		cat /etc/sn-image
+	sn_assert_status 0
+	[ "$output" = "$(printf 'ok\nok\nok')" ] || sn_fail "tasks ran in: $output"
+	[ "$(sn_count_msgs 'warmup ok on n[123]: 2 GPUs .*\(container image ./ok.sqsh\), fabric mode.*ranks [0-9]-[0-9] of 6 over 3 nodes')" -eq 3 ] ||
+		sn_fail "not one fabric warmup of the image's NCCL per node"
 }

@@ -98,8 +98,10 @@ static void other_descriptors_are_closed(void **state)
 
 /*
  * pass_fd (a pyxis step: the container's root, opened O_PATH and
- * close-on-exec by the root agent) reaches the helper, at its number,
- * and is the only descriptor besides stdio that does.
+ * close-on-exec by the root agent; a fabric step: the step key's pipe)
+ * reach the helper, at their numbers, and are the only descriptors
+ * besides stdio that do; a result pipe at the number of either is
+ * refused before anything runs.
  */
 static void pass_fd_is_the_only_other_descriptor(void **state)
 {
@@ -114,6 +116,7 @@ static void pass_fd_is_the_only_other_descriptor(void **state)
 		.kill_grace_ms = 200,
 	};
 	int leak = open("/dev/null", O_RDONLY);	/* no O_CLOEXEC on purpose */
+	int key[2];
 	FILE *f;
 
 	assert_non_null(mkdtemp(dir));
@@ -122,18 +125,32 @@ static void pass_fd_is_the_only_other_descriptor(void **state)
 	assert_non_null(f);
 	fputs("inside\n", f);
 	fclose(f);
-	spec.pass_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	assert_true(spec.pass_fd > 2 && leak > 2);
+	spec.pass_fd[0] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(spec.pass_fd[0] > 2 && leak > 2);
 	/* ls opens its own directory fd: 0, 1, 2, pass_fd and that one. */
 	snprintf(script, sizeof(script),
 		 "ls /proc/self/fd | wc -l; cat /proc/self/fd/%d/marker",
-		 spec.pass_fd);
+		 spec.pass_fd[0]);
 	assert_int_equal(sn_helper_run(&spec, &out), 0);
-	close(spec.pass_fd);
+	assert_string_equal(out.out, "5\ninside\n");
+	/* Beside it, a pipe (the step key's): both reach the helper. */
+	assert_int_equal(pipe2(key, O_CLOEXEC), 0);
+	assert_int_equal(write(key[1], "key\n", 4), 4);
+	close(key[1]);
+	spec.pass_fd[1] = key[0];
+	snprintf(script, sizeof(script),
+		 "ls /proc/self/fd | wc -l; cat /proc/self/fd/%d/marker /proc/self/fd/%d",
+		 spec.pass_fd[0], spec.pass_fd[1]);
+	assert_int_equal(sn_helper_run(&spec, &out), 0);
+	assert_string_equal(out.out, "6\ninside\nkey\n");
+	spec.result_fd = key[0];
+	assert_int_equal(sn_helper_run(&spec, &out), -1);
+	assert_int_equal(out.failed_errno, EINVAL);
+	close(key[0]);
+	close(spec.pass_fd[0]);
 	close(leak);
 	unlink(path);
 	rmdir(dir);
-	assert_string_equal(out.out, "5\ninside\n");
 }
 
 /* /bin/sh -c SCRIPT with the result pipe at RESULT_FD (and PASS_FD). */
@@ -144,7 +161,7 @@ static int run_sh_result(const char *script, int result_fd, int pass_fd)
 	struct sn_helper_spec spec = {
 		.path = "/bin/sh", .argv = argv, .envp = envp,
 		.timeout_ms = 5000, .kill_grace_ms = 200,
-		.pass_fd = pass_fd, .result_fd = result_fd,
+		.pass_fd = { pass_fd }, .result_fd = result_fd,
 	};
 
 	return sn_helper_run(&spec, &out);

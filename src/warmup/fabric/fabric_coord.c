@@ -66,6 +66,15 @@ static int dial(const struct fabric_plan *p, unsigned int port,
 #define TRY_REPLY_FIRST_MS 500
 
 /*
+ * The pause after a round without the root, doubled each round up to
+ * about 0.5 s: a root that starts to listen L ms after a member tried is
+ * found about L ms later.  A first pause of 20 ms cost a member that was
+ * ready before the root 20 ms: half of the 3-node warmups in
+ * bench/fabric-auth.sh, under either mechanism.
+ */
+#define ROUND_FIRST_MS 1
+
+/*
  * The candidates of one round, by attempt index: those that never kept
  * silent first, in their order, then the silent ones.  The root's own
  * port answers (or is not listening yet): it comes before the squatters.
@@ -100,7 +109,8 @@ static int member_connect(struct fabric_coord *c, const struct sn_fabric_msg *he
 			  struct sn_error *err)
 {
 	const struct fabric_plan *p = &c->plan;
-	unsigned int k, j = 0, round_ms = 20, reply_ms = TRY_REPLY_FIRST_MS;
+	unsigned int k, j = 0, round_ms = ROUND_FIRST_MS,
+		     reply_ms = TRY_REPLY_FIRST_MS;
 	uint64_t impostor = 0, silent = 0, all = (p->attempts >= 64) ? ~0ULL :
 					      (1ULL << p->attempts) - 1;
 	char refused[SN_FABRIC_TEXT_MAX] = "", root[SN_HOSTNAME_MAX];

@@ -6,14 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/kdf.h>
-#include <openssl/rand.h>
 
 #include "fabric_auth.h"
 #include "fabric_key.h"
@@ -54,24 +55,28 @@ int fabric_key_derive(const unsigned char *site, size_t site_len,
 		      uint32_t uid, unsigned char out[FABRIC_KEY_BYTES],
 		      struct sn_error *err)
 {
-	char info[512];
-	size_t outlen = FABRIC_KEY_BYTES;
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
+	char info[512], md[] = "SHA256", salt[] = SALT;
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *c = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
 	int n = snprintf(info, sizeof(info),
 			 "spank-nccl fabric v1\ncluster=%s\njob=%" PRIu32
 			 "\nstep=%" PRIu32 "\nuid=%" PRIu32, cluster, job, step,
 			 uid);
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, md, 0),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt,
+						  strlen(salt)),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
+						  (void *)site, site_len),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info,
+						  n > 0 ? (size_t)n : 0),
+		OSSL_PARAM_construct_end(),
+	};
 	int ok = c && n > 0 && (size_t)n < sizeof(info) &&
-		 EVP_PKEY_derive_init(c) > 0 &&
-		 EVP_PKEY_CTX_set_hkdf_md(c, EVP_sha256()) > 0 &&
-		 EVP_PKEY_CTX_set1_hkdf_salt(c, (const unsigned char *)SALT,
-					     (int)strlen(SALT)) > 0 &&
-		 EVP_PKEY_CTX_set1_hkdf_key(c, site, (int)site_len) > 0 &&
-		 EVP_PKEY_CTX_add1_hkdf_info(c, (unsigned char *)info, n) > 0 &&
-		 EVP_PKEY_derive(c, out, &outlen) > 0 &&
-		 outlen == FABRIC_KEY_BYTES;
+		 EVP_KDF_derive(c, out, FABRIC_KEY_BYTES, params) > 0;
 
-	EVP_PKEY_CTX_free(c);
+	EVP_KDF_CTX_free(c);
+	EVP_KDF_free(kdf);
 	if (!ok)
 		sn_error_set(err, "HKDF-SHA256 failed (libcrypto)");
 	return ok ? 0 : -1;
@@ -84,6 +89,14 @@ int fabric_key_read_fd(struct fabric_key *k, int fd, struct sn_error *err)
 	ssize_t n;
 
 	memset(k, 0, sizeof(*k));
+	/*
+	 * libcrypto's first HMAC sets up its provider (0.5-1 ms): done
+	 * here, while root's derivation may still run, not on the join's
+	 * path after the key came.  The process's OpenSSL set-up is left
+	 * as it is: the job's libraries share it.
+	 */
+	EVP_MAC_free(EVP_MAC_fetch(NULL, "HMAC", NULL));
+	EVP_MD_free(EVP_MD_fetch(NULL, "SHA256", NULL));
 	while (got < sizeof(buf) &&
 	       ((n = read(fd, buf + got, sizeof(buf) - got)) > 0 ||
 		(n < 0 && errno == EINTR)))
@@ -121,8 +134,13 @@ int fabric_key_seal(struct fabric_key *k, const void *payload, size_t len,
 	size_t b64 = 4 * ((len + 2) / 3), at;
 	int n;
 
-	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
-		sn_error_set(err, "no random nonce (libcrypto)");
+	/*
+	 * The kernel's CSPRNG, which seeds libcrypto's: RAND_bytes' first
+	 * call sets up its DRBG, 1.2-5 ms on the join's path.
+	 */
+	if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+		sn_error_set(err, "no random nonce: getrandom: %s",
+			     strerror(errno));
 		return -1;
 	}
 	hex(nonce, sizeof(nonce), nonce_hex);
@@ -243,9 +261,13 @@ int fabric_key_derive_main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
-	/* No openssl.cnf: nothing of it is used, and reading it is most of
-	 * the start-up. */
-	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+	/*
+	 * No openssl.cnf, nor the legacy name tables (EVP_get_*byname):
+	 * nothing of them is used, and they were most of the start-up.
+	 */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
+			    OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+			    OPENSSL_INIT_NO_ADD_ALL_DIGESTS, NULL);
 	if (argc != 7 || parse_u32(argv[4], &ids[0]) < 0 ||
 	    parse_u32(argv[5], &ids[1]) < 0 || parse_u32(argv[6], &ids[2]) < 0)
 		return derive_fail("usage: nccl-warmup " SN_HELPER_FABRIC_KEY_DERIVE,

@@ -7,9 +7,9 @@
  * run by spank_nccl.so before the helper, which never sees the site key)
  * and the helper reads it from an inherited descriptor (--fabric-key-fd).
  *
- * A credential is "SNK1:NONCE:TIME:PAYLOAD:MAC": NONCE 16 random bytes
- * (hex), TIME the sender's clock (s), PAYLOAD base64, MAC HMAC-SHA256 of
- * all that under the step's key (hex).  The payload already names both
+ * A credential is "SNK1:NONCE:TIME:PAYLOAD:MAC": NONCE 16 bytes of
+ * getrandom(2) (hex), TIME the sender's clock (s), PAYLOAD base64, MAC
+ * HMAC-SHA256 of all that under the step's key (hex).  The payload already names both
  * TCP endpoints (sn_fabric_seal_text); the receiver refuses a MAC that
  * does not verify (another step's key, another user's, a forgery), a
  * TIME more than FABRIC_AUTH_TTL_S away, and a NONCE it has seen.
