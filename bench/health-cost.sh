@@ -7,7 +7,7 @@
 # GPU the process sees.  Prints the median wall time of each, their
 # difference, and the median of the helper's own measure of the checks
 # (JSON health.ms: what the step waits for NVML once its GPUs are known;
-# NVML starts and reads the GPUs beside cuInit).  Target: at most 50 ms
+# NVML starts and reads the GPUs beside NCCL's load, after cuInit).  Target: at most 50 ms
 # added on 1 to 8 GPUs.
 #
 #   SN_HELPER=PATH bash bench/health-cost.sh [RUNS]   (default 10)

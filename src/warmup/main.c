@@ -43,29 +43,13 @@ static int run_all(struct wu_run *run)
 	/* Fabric mode sets NCCL's log variables first (wu_fabric_run). */
 	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
 		return wu_fabric_run(run, &cu);
-	/*
-	 * NVML's start overlaps cuInit's (wu_gpus_enumerate).  Only
-	 * wu_health_check joins it: a run that fails before the checks
-	 * leaves the thread to the process's exit, which reports at once.
-	 * No setenv() from here until the checks are done: NVML's threads
-	 * (and the libraries under them) call getenv(), and glibc's setenv
-	 * may move the environment under a concurrent getenv (SIGSEGV).
-	 */
-	wu_health_start(run);
 	code = wu_gpus_enumerate(run, &cu);
 	if (code)
 		return code;
 	code = wu_gpus_check_duplicates(run);
 	if (code)
 		return code;
-	/* Before any context: another process's memory is named here, not
-	 * met as an out-of-memory in cuDevicePrimaryCtxRetain. */
-	code = wu_health_check(run);
-	if (code)
-		return code;
-	/* Check mode too: every result names the NCCL the job would get.
-	 * Loading it runs nothing of NCCL but its ncclGetVersion. */
-	code = wu_nccl_load(run, &nccl);
+	code = wu_health_nccl_load(run, &nccl);
 	if (code || run->opt.mode == SN_WARMUP_MODE_CHECK)
 		return code;
 	code = wu_one_gpu_check(run);

@@ -101,10 +101,9 @@ static bool all_off(const struct sn_health_policy *p)
  * The boot: dlopen + nvmlInit_v2 (20-23 ms on 4 H200s), then every GPU
  * NVML enumerates, each on a thread of its own: handle, UUID, readings
  * (a handle ~7 ms and a GPU's first queries ~8 ms there, partly serial
- * inside the driver).  wu_health_start begins it before cuInit (0.5-1 s
- * on 4 H200s), so it is done, or nearly, when the step's GPUs are known.
- * Every GPU, not only the step's: which they are is known only after
- * cuInit, by UUID (only_visible narrows it where CUDA_VISIBLE_DEVICES
+ * inside the driver).  wu_health_start begins it after cuInit, beside
+ * NCCL's load (phases.c says why).  Every GPU NVML has, matched to the
+ * step's by UUID (only_visible narrows it where CUDA_VISIBLE_DEVICES
  * allows).  The readings of GPUs that are not the step's are never
  * shown, and their processes' users are never looked up.
  */
@@ -332,7 +331,7 @@ static bool read_all(struct wu_run *run, struct wu_health *hs)
 	struct wu_nvml_boot *b;
 	int ordinals[WU_MAX_GPUS];
 
-	/* Started before cuInit, or here (fabric mode). */
+	/* Started beside NCCL's load (wu_health_nccl_load), or here. */
 	wu_doing(run, "nvmlInit_v2 (" WU_LIBNVML ")");
 	if (!run->nvml_boot && wu_health_start(run) != 0) {
 		snprintf(hs->why_not, sizeof(hs->why_not),

@@ -1,7 +1,36 @@
 /* SPDX-License-Identifier: MIT */
-/* The NCCL phases every mode runs (phases.h). */
+/* The phases every mode runs (phases.h). */
 #include "bandwidth.h"
 #include "phases.h"
+
+int wu_health_nccl_load(struct wu_run *run, struct wu_nccl *nccl)
+{
+	int loaded, health;
+
+	/*
+	 * NVML after cuInit, not beside it: both go through the driver,
+	 * which served them in turn -- cuInit took 76 ms longer beside
+	 * NVML on 4 H200s (check mode; docs/dev/benchmarks.md), while
+	 * NCCL's dlopen and NVML do not wait on each other.  No setenv()
+	 * until wu_health_check has joined NVML's threads: they call
+	 * getenv(), and glibc's setenv may move the environment under a
+	 * concurrent getenv (SIGSEGV).  Check mode loads NCCL too: every
+	 * result names the NCCL the job would get (only its ncclGetVersion
+	 * runs).
+	 */
+	if (run->opt.container_pid > 0) {
+		/* Finding a container's NCCL sets its NCCL_* (setenv):
+		 * NVML first, joined, then the load. */
+		health = wu_health_check(run);
+		return health ? health : wu_nccl_load(run, nccl);
+	}
+	wu_health_start(run);
+	loaded = wu_nccl_load(run, nccl);
+	/* Before any context: another process's memory is named here, not
+	 * met as an out-of-memory in cuDevicePrimaryCtxRetain. */
+	health = wu_health_check(run);
+	return health ? health : loaded;
+}
 
 int wu_run_nccl(struct wu_run *run, struct wu_comm *c, bool bandwidth,
 		int (*check)(struct wu_run *run, int code, void *arg),

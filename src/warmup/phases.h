@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The NCCL phases every mode runs (phases.c): main.c's and fabric_run.c's. */
+/* The phases every mode runs (phases.c): main.c's and fabric_run.c's. */
 #ifndef WU_PHASES_H
 #define WU_PHASES_H
 
 #include "comm.h"
+#include "nccl_loader.h"
+
+/*
+ * After cuInit and the duplicate check, before any context: the GPU
+ * health checks (NVML) beside the load of the job's NCCL.  A health
+ * failure wins over a load failure (its message, its code).
+ */
+int wu_health_nccl_load(struct wu_run *run, struct wu_nccl *nccl);
 
 /*
  * Init of C, then CHECK when not NULL (fabric's transport, given the init's code, returning the code

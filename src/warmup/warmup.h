@@ -240,10 +240,10 @@ int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
 
 /*
  * nvml.c: the GPU health checks.  wu_health_start loads and initialises
- * NVML on a thread before cuInit (-1: out of memory or threads, the
- * check then says NVML was not checked); wu_health_check, after
- * enumeration and before contexts, joins it (or does it in line) and
- * reads the step's GPUs.
+ * NVML on a thread after cuInit (-1: out of memory or threads, the
+ * check then says NVML was not checked); wu_health_check, before
+ * contexts, joins it (or does it in line) and reads the step's GPUs
+ * (phases.c: wu_health_nccl_load).
  */
 struct wu_nvml_boot;
 int wu_health_start(struct wu_run *run);

@@ -312,9 +312,7 @@ static int local_checks(struct wu_run *run, struct wu_cu *cu,
 	/* Before the contexts, as in comm mode: a node failing a health
 	 * check is the node at fault (13/14), the others peer_failed. */
 	if (!code)
-		code = wu_health_check(run);
-	if (!code)
-		code = wu_nccl_load(run, nccl);
+		code = wu_health_nccl_load(run, nccl);
 	/* One process cannot use several MIG instances in one communicator
 	 * (no peer-to-peer); comm mode notes it, the step's cannot. */
 	if (!code && run->n_gpus > 1 && sn_busid_any_mig(run->gpus, run->n_gpus))
@@ -487,7 +485,6 @@ int wu_fabric_run(struct wu_run *run, struct wu_cu *cu)
 	 * concurrent setenv may move the environment under them (a fabric
 	 * member died of SIGSEGV so, once in CI). */
 	log_to_memfd(run, &fr);
-	wu_health_start(run);
 	local = local_checks(run, cu, &nccl);
 	/* One node: comm over its GPUs, nothing to coordinate. */
 	if (run->opt.step.nodes == 1) {
