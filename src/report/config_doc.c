@@ -228,7 +228,7 @@ int main(int argc, char *argv[])
 	char *text;
 
 	if (argc != 2 + (strcmp(kind, "keys") != 0) || list(&t, kind) < 0) {
-		fprintf(stderr, "usage: sn-config-doc man|example TEMPLATE | sn-config-doc keys\n");
+		fprintf(stderr, "spank-nccl: usage: sn-config-doc man|example TEMPLATE, or sn-config-doc keys\n");
 		return 2;
 	}
 	if (defaults_parse() < 0)
