@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sn-config-doc: writes the plugstack.conf keys of config.c's table as
- * spank-nccl(8) and plugstack.conf.example show them, between the lines
- * "<keys: ..." and "</keys>" of each file.  A build tool, never installed.
+ * sn-config-doc: fills the templates of spank-nccl(8) and
+ * plugstack.conf.example with the plugstack.conf keys of config.c's table,
+ * at build time.  A build tool, never installed.
  *
- *   sn-config-doc man|example          print the list
- *   sn-config-doc fill man|example F   rewrite F's list (make generate)
- *   sn-config-doc check man|example F  exit 1 when F's list is stale
+ *   sn-config-doc man|example TEMPLATE  TEMPLATE on stdout, its "@KEYS@"
+ *                                       line replaced by the key list
+ *   sn-config-doc keys                  the key names, one a line
  *
- * Every mode first checks that each key's default parses: exit 1 if not.
+ * Every mode first checks that each key's default parses: exit 1 if not,
+ * which fails the build.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +18,12 @@
 #include "config/config.h"
 #include "base/textbuf.h"
 
-#define BEGIN_MARK "<keys:"
-#define END_MARK "</keys>"
+#define MARK "@KEYS@"
 #define EXAMPLE_COL 29		/* where the example's help starts */
 #define EXAMPLE_WIDTH 78
 #define FILE_MAX (256 * 1024)	/* the man page is 40 KiB */
 
-static char list_buf[FILE_MAX], file_buf[FILE_MAX], want_buf[FILE_MAX];
+static char list_buf[FILE_MAX], file_buf[FILE_MAX];
 
 /* Roff of TEXT: `literal` bold with its minus signs escaped, a sentence
  * a line. */
@@ -130,7 +130,12 @@ static void example(struct sn_text *t, const struct sn_config_key *k)
 	sn_text_add(t, "\n#%*s%s\n", EXAMPLE_COL - 1, "", def);
 }
 
-/* The list KIND ("man" or "example"); -1 for another word. */
+static void name(struct sn_text *t, const struct sn_config_key *k)
+{
+	sn_text_add(t, "%s\n", k->name);
+}
+
+/* The list KIND ("man", "example" or "keys"); -1 for another word. */
 static int list(struct sn_text *t, const char *kind)
 {
 	void (*entry)(struct sn_text *, const struct sn_config_key *);
@@ -141,6 +146,8 @@ static int list(struct sn_text *t, const char *kind)
 		entry = man;
 	else if (strcmp(kind, "example") == 0)
 		entry = example;
+	else if (strcmp(kind, "keys") == 0)
+		entry = name;
 	else
 		return -1;
 	keys = sn_config_keys(&n);
@@ -191,37 +198,37 @@ static char *slurp(const char *path)
 	return file_buf;
 }
 
-/* PATH with LIST between its marker lines; NULL without them. */
-static char *replaced(const char *path, const char *text, const char *list)
+/* PATH's text on stdout with its MARK line replaced by LIST. */
+static int fill(const char *path, const char *text, const char *list)
 {
-	const char *begin = strstr(text, BEGIN_MARK);
-	const char *end = begin ? strstr(begin, END_MARK) : NULL;
-	struct sn_text t = { want_buf, sizeof(want_buf), 0, false };
+	const char *mark = strstr(text, MARK);
+	const char *begin, *end;
 
-	if (!begin || !end || !strchr(begin, '\n') ||
-	    strchr(begin, '\n') > end) {
-		fprintf(stderr, "spank-nccl: %s: no \"%s\" line followed by a \"%s\" line\n",
-			path, BEGIN_MARK, END_MARK);
-		return NULL;
+	if (!mark || strstr(mark + 1, MARK)) {
+		fprintf(stderr, "spank-nccl: %s: expected one \"%s\" line\n",
+			path, MARK);
+		return -1;
 	}
-	begin = strchr(begin, '\n') + 1;
-	while (end > begin && end[-1] != '\n')
-		end--;
-	sn_text_add(&t, "%.*s%s%s", (int)(begin - text), text, list, end);
-	return t.full ? NULL : t.buf;
+	for (begin = mark; begin > text && begin[-1] != '\n'; begin--)
+		;
+	end = strchr(mark, '\n');
+	end = end ? end + 1 : mark + strlen(mark);
+	if (printf("%.*s%s%s", (int)(begin - text), text, list, end) < 0 ||
+	    fflush(stdout) != 0) {
+		perror("spank-nccl: stdout");
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char *argv[])
 {
-	const char *cmd = argc == 4 ? argv[1] : "print";
-	const char *kind = argc == 4 ? argv[2] : argc == 2 ? argv[1] : "";
-	char *text, *want;
+	const char *kind = argc > 1 ? argv[1] : "";
 	struct sn_text t = { list_buf, sizeof(list_buf), 0, false };
-	FILE *f;
+	char *text;
 
-	if ((argc != 2 && argc != 4) || list(&t, kind) < 0 ||
-	    (argc == 4 && strcmp(cmd, "fill") && strcmp(cmd, "check"))) {
-		fprintf(stderr, "usage: sn-config-doc [fill|check FILE] man|example\n");
+	if (argc != 2 + (strcmp(kind, "keys") != 0) || list(&t, kind) < 0) {
+		fprintf(stderr, "spank-nccl: usage: sn-config-doc man|example TEMPLATE, or sn-config-doc keys\n");
 		return 2;
 	}
 	if (defaults_parse() < 0)
@@ -230,26 +237,11 @@ int main(int argc, char *argv[])
 		fputs(t.buf, stdout);
 		return 0;
 	}
-	text = slurp(argv[3]);
+	text = slurp(argv[2]);
 	if (!text) {
-		perror(argv[3]);
+		fprintf(stderr, "spank-nccl: %s: cannot read it (or over %d KiB)\n",
+			argv[2], FILE_MAX / 1024);
 		return 1;
 	}
-	want = replaced(argv[3], text, t.buf);
-	if (!want)
-		return 1;
-	if (strcmp(want, text) == 0)
-		return 0;
-	if (strcmp(cmd, "check") == 0) {
-		fprintf(stderr, "spank-nccl: %s: its plugstack keys differ from src/core/config/config.c's: run make generate\n",
-			argv[3]);
-		return 1;
-	}
-	f = fopen(argv[3], "w");
-	if (!f || fputs(want, f) < 0 || fclose(f) != 0) {
-		perror(argv[3]);
-		return 1;
-	}
-	printf("spank-nccl: rewrote the plugstack keys of %s\n", argv[3]);
-	return 0;
+	return fill(argv[2], text, t.buf) < 0;
 }

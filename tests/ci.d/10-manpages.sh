@@ -2,12 +2,19 @@
 # SPDX-License-Identifier: MIT
 #
 # Every man page renders without a warning, with groff (-ww: all warnings)
-# and with man-db (man --warnings -l, as a user would read it).  TAP on
-# stdout; run by tests/run-all.sh.
+# and with man-db (man --warnings -l, as a user would read it): those of
+# man/ and, built from their man/*.in templates, those of SN_BUILD_DIR/man.
+# TAP on stdout; run by tests/run-all.sh.
 set -uo pipefail
 
 src=${SN_SRC_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+build=${SN_BUILD_DIR:-$src/_build}
 pages=("$src"/man/*.[1-8])
+for t in "$src"/man/*.[1-8].in; do
+	# A missing page is a file that does not render below.
+	p=$build/man/$(basename "$t" .in)
+	[ "$p" -ef "$src/man/${p##*/}" ] || pages+=("$p")
+done
 n=0
 
 echo "1..$((${#pages[@]} * 2 + 1))"

@@ -180,6 +180,19 @@ for m in man5/nccl-profiles.conf.5.gz man8/spank-nccl.8.gz \
 done
 check "$wpkg: man page /usr/share/man/man8/nccl-warmup.8.gz (a program in /usr/libexec)" \
 	whas /usr/share/man/man8/nccl-warmup.8.gz
+# Both are built from their templates and config.c's key table.
+built_keys() {
+	local man ex
+	man=$(dpkg-deb --fsys-tarfile "$deb" |
+		tar -xO ./usr/share/man/man8/spank-nccl.8.gz | zcat)
+	ex=$(dpkg-deb --fsys-tarfile "$deb" |
+		tar -xO --wildcards "./usr/share/doc/$pkg/plugstack.conf.example*" | zcat -f)
+	grep -q '^\.BI warmup_timeout= ' <<<"$man" ||
+		{ echo "spank-nccl(8) does not list warmup_timeout="; return 1; }
+	grep -q '^#   warmup_timeout=SECONDS ' <<<"$ex" ||
+		{ echo "/usr/share/doc/$pkg/plugstack.conf.example does not list warmup_timeout="; return 1; }
+}
+check "$pkg: spank-nccl(8) and plugstack.conf.example list the plugstack keys" built_keys
 snippet=/usr/share/spank-nccl/plugstack.conf.d/spank-nccl.conf
 check "plugstack.conf.d snippet $snippet" has "$snippet"
 # dh_compress gzips documents over 4 KiB.

@@ -228,7 +228,7 @@ S
 		[ "$(sort -u <<<"$output")" = ok ] || sn_fail "$line: tasks ran in: $output"
 		grep -q 'error: .*spank-nccl:' <<<"$stderr" && sn_fail "$line: spank-nccl error"
 	done < <(cd "$SN_SRC_DIR" && awk -f "$SN_TESTS_DIR/helpers/doc_examples.awk" \
-		README.md docs/*.md man/*.[0-9])
+		README.md docs/*.md man/*.[0-9] man/*.[0-9].in)
 	[ "$n" -ge 1 ] || sn_fail "no container example found in the docs"
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Docs as tests: every srun/sbatch/salloc/#SBATCH example in README.md,
-# docs/*.md, docs/dev/*.md and man/*.[0-9] is extracted (helpers/doc_examples.awk: code
+# docs/*.md, docs/dev/*.md and man/*.[0-9](.in) is extracted (helpers/doc_examples.awk: code
 # blocks and inline code) and run on a one-node test cluster with four
 # fake GPUs.  A new example is tested without anyone writing a test.
 #
@@ -39,13 +39,13 @@
 #     show ("..." elides; numbers are any numbers).  An exception's
 #     reason is checked: "exits N" is run and must exit N, "placeholder"
 #     needs an upper-case placeholder or "..." in the example;
-#   - plugstack.conf.example, as the cluster's whole plugstack.conf, and
+#   - plugstack.conf.example (as built), as the cluster's whole plugstack.conf, and
 #     every plugstack.conf line the docs show (kind=plugstack): loaded by
 #     srun and slurmstepd, a --nccl-warmup step run with it.
 
 load common
 
-SN_DOCS_FILES=(README.md docs/*.md docs/dev/*.md man/*.[0-9])
+SN_DOCS_FILES=(README.md docs/*.md docs/dev/*.md man/*.[0-9] man/*.[0-9].in)
 EXCEPTIONS="$SN_TESTS_DIR/docs_examples.exceptions"
 
 setup_file() { sn_file_setup; }
@@ -262,7 +262,7 @@ run_example() {
 	extract >"$M/all"
 	grep -qxF $'D\t#SBATCH --nccl-warmup' "$M/all" ||
 		sn_fail "README's bare '#SBATCH --nccl-warmup' not extracted"
-	grep -qE $'^EX\tman/spank-nccl\\.8:[0-9]+\t#!/bin/bash' "$M/all" ||
+	grep -qE $'^EX\tman/spank-nccl\\.8\\.in:[0-9]+\t#!/bin/bash' "$M/all" ||
 		sn_fail "the man page's batch script not extracted"
 	grep -qE $'^EX\tdocs/dev/benchmarks\\.md:[0-9]+\tsrun --gres=gpu:4 --nccl-warmup true$' "$M/all" ||
 		sn_fail "inline code not extracted"
@@ -498,7 +498,7 @@ run_with_plugstack() {
 }
 
 @test "docs: plugstack.conf.example is the cluster's plugstack.conf; a warmup step runs with it" {
-	local conf="$SN_CLUSTER_DIR/etc/plugstack.conf" ex="$SN_SRC_DIR/plugstack.conf.example"
+	local conf="$SN_CLUSTER_DIR/etc/plugstack.conf" ex="$SN_BUILD_DIR/plugstack.conf.example"
 	local line lines problems report=""
 	sn_fake_env ok
 	lines=$(grep -E '^(required|optional)[[:space:]]+[^[:space:]]*/spank_nccl\.so' "$ex") ||

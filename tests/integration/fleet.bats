@@ -266,7 +266,7 @@ doc_jq_lines() {
 		grep -hoE '`spank-nccl-report [^`]*\| *jq [^`]*`' README.md docs/*.md |
 			tr -d '`'
 		grep -hE '^[[:space:]]*(\$ )?spank-nccl-report .*\| *jq ' README.md docs/*.md
-		sed -n 's/\\-/-/g; s/\\e/\\/g; /^[[:space:]]*\(\$ \)\{0,1\}spank-nccl-report .*| *jq /p' man/*.[0-9]
+		sed -n 's/\\-/-/g; s/\\e/\\/g; /^[[:space:]]*\(\$ \)\{0,1\}spank-nccl-report .*| *jq /p' man/*.[0-9] man/*.[0-9].in
 	} | sed -E 's/^[[:space:]]*(\$ )?//' | sort -u)
 }
 

@@ -74,7 +74,7 @@ nhc_build() {
 doc_nhc_lines() {
 	local f
 	(cd "$SN_SRC_DIR" &&
-	 for f in README.md docs/*.md man/*.[0-9]; do
+	 for f in README.md docs/*.md man/*.[0-9] man/*.[0-9].in; do
 		sed 's/\\-/-/g; s/\\e/\\/g' "$f" |
 			grep -nE '^[[:space:]]*[^[:space:]#]+[[:space:]]+\|\|[[:space:]]*check_cmd_status[[:space:]].*nccl-warmup' |
 			sed -E "s|^([0-9]+):[[:space:]]*|$f:\\1: |"

@@ -28,6 +28,9 @@ struct fixture {
 	struct sn_plugin p;
 };
 
+/* A failure is told in three lines: what, why, what to do (sn_fault_tell). */
+#define FAILURE_LINES 3
+
 #define assert_contains(hay, needle) assert_non_null(strstr((hay), (needle)))
 #define assert_not_contains(hay, needle) assert_null(strstr((hay), (needle)))
 

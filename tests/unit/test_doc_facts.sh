@@ -26,7 +26,7 @@ bad() { echo "FAIL: $*" >&2; fail=1; }
 version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$src/configure.ac")
 [ -n "$version" ] || bad "no version in $src/configure.ac's AC_INIT"
 n=0
-for page in "$src"/man/*.[1-8]; do
+for page in "$src"/man/*.[1-8] "$src"/man/*.[1-8].in; do
 	n=$((n + 1))
 	th=$(grep -m1 '^\.TH ' "$page")
 	# .TH TITLE SECTION "DATE" "SOURCE" "MANUAL"
@@ -60,7 +60,7 @@ for f in $(cd "$src" && git ls-files src 2>/dev/null | grep '\.[ch]$'); do
 done
 
 # ---- the NHC line -----------------------------------------------------
-nhc=$(cd "$src" && grep -n 'check_cmd_status.*nccl' README.md docs/*.md man/*.[1-8] |
+nhc=$(cd "$src" && grep -n 'check_cmd_status.*nccl' README.md docs/*.md man/*.[1-8] man/*.[1-8].in |
 	sed 's/\\-/-/g')
 [ -n "$nhc" ] || bad "no check_cmd_status line in the docs"
 lines=$(printf '%s\n' "$nhc" | sed 's/^[^:]*:[0-9]*://; s/^[ \t]*//' | sort -u)

@@ -132,9 +132,11 @@ static bool block_end(const char *line, bool man)
 static void scan_file(const char *path, const char *rel)
 {
 	char *text = read_all(path), *line, *save = NULL, *block = NULL;
-	bool man = strrchr(rel, '.') && strchr("0123456789",
-						  strrchr(rel, '.')[1]) &&
-		   strrchr(rel, '.')[1] != '\0' && strrchr(rel, '.')[2] == '\0';
+	size_t len = strlen(rel) - (strstr(rel, ".in") &&
+				    strcmp(strstr(rel, ".in"), ".in") == 0 ? 3 : 0);
+	/* a man page: NAME.N, or its template NAME.N.in */
+	bool man = len > 2 && rel[len - 2] == '.' && rel[len - 1] >= '0' &&
+		   rel[len - 1] <= '9';
 	bool in_block = false;
 	unsigned int lineno = 0, start = 0;
 	size_t headers = 0;
@@ -191,7 +193,7 @@ static void scan_file(const char *path, const char *rel)
 static int collect(void **state)
 {
 	static const char *const patterns[] = {
-		"README.md", "docs/*.md", "man/*.[0-9]",
+		"README.md", "docs/*.md", "man/*.[0-9]", "man/*.[0-9].in",
 	};
 	size_t i, j;
 

@@ -21,6 +21,7 @@
 
 #include "helper_args.h"
 #include "helper_exec.h"
+#include "root_testutil.h"
 
 static struct sn_helper_outcome out;
 
@@ -422,17 +423,6 @@ static void large_output_is_bounded(void **state)
 }
 
 /* Root only: the full switch to the job user. */
-static bool need_root(void)
-{
-	const char *ci = getenv("CI");
-
-	if (geteuid() == 0)
-		return true;
-	if (ci && strcmp(ci, "true") == 0)
-		fail_msg("CI=true: identity tests need root");
-	return false;
-}
-
 static void drops_to_job_user_completely(void **state)
 {
 	gid_t groups[] = { 65534, 4242 };
@@ -449,7 +439,7 @@ static void drops_to_job_user_completely(void **state)
 	uid_t saved_euid = geteuid();
 	int fd;
 
-	if (!need_root()) {
+	if (!need_root("the identity tests")) {
 		skip();
 		return;
 	}

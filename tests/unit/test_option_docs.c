@@ -103,7 +103,7 @@ static void warmup_synopsis(char *buf, size_t len, const char *before,
 static void test_man_page(void **state)
 {
 	const struct sn_option_word *w;
-	char *text = slurp(SN_SRCDIR "/man/spank-nccl.8");
+	char *text = slurp(SN_SRCDIR "/man/spank-nccl.8.in");
 	char *raw, *syn, *opts, *modes, *line;
 	char want[256];
 	size_t i, n, listed = 0;

@@ -15,22 +15,14 @@
 #include <unistd.h>
 
 #include "plugin_testutil.h"
+#include "root_testutil.h"
 #include "step_fabric_auth.h"
 
 #define KEY_HEX "0123456789abcdef0123456789abcdef" \
 		"0123456789abcdef0123456789abcdef"
 
 /* Root only: the derivation switches to root for good. */
-static bool need_root(void)
-{
-	const char *ci = getenv("CI");
-
-	if (geteuid() == 0)
-		return true;
-	if (ci && strcmp(ci, "true") == 0)
-		fail_msg("CI=true: the key's derivation needs root");
-	return false;
-}
+#define NEEDS_ROOT "the step key's derivation and its reaping"
 
 static void path_in(struct fixture *fx, const char *name, char *out,
 		    size_t len)
@@ -152,7 +144,7 @@ static void slurm_auth_derives_the_key(void **state)
 	uid_t saved = geteuid();
 	int fd, rc;
 
-	if (!need_root()) {
+	if (!need_root(NEEDS_ROOT)) {
 		skip();
 		return;
 	}
@@ -179,7 +171,7 @@ static void fabric_key_overrides_slurm_key(void **state)
 	char message[512], key[256], site[192], arg[256];
 	int fd;
 
-	if (!need_root()) {
+	if (!need_root(NEEDS_ROOT)) {
 		skip();
 		return;
 	}
@@ -233,7 +225,7 @@ static void missing_key_is_logged(void **state)
 	char message[512], key[256], path[192];
 	int fd;
 
-	if (!need_root()) {
+	if (!need_root(NEEDS_ROOT)) {
 		skip();
 		return;
 	}
@@ -297,7 +289,7 @@ static void hung_derivation_is_killed(void **state)
 	pid_t pid;
 	int fd;
 
-	if (!need_root()) {
+	if (!need_root(NEEDS_ROOT)) {
 		skip();
 		return;
 	}

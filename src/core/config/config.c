@@ -273,7 +273,7 @@ static int set_health_busy(KEY_ARGS)
 /*
  * The keys.  A new key: its field in struct sn_config, a row here (most
  * take a shared setter: set_path, set_sink_path, set_yes_no, set_gbps,
- * set_ports), then `make generate` rewrites the docs' key lists.
+ * set_ports); the build writes the docs' key lists from this table.
  */
 static const struct sn_config_key keys[] = {
 	{ "profiles", "PATH", "SYSCONFDIR/nccl-profiles.conf",
@@ -402,7 +402,7 @@ void sn_config_defaults(struct sn_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	sn_health_policy_defaults(&cfg->health);
-	/* test_config_doc.sh fails where a default does not parse. */
+	/* The build (sn-config-doc) fails where a default does not parse. */
 	for (k = 0; k < N_KEYS; k++) {
 		if (!keys[k].def)
 			continue;

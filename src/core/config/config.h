@@ -108,9 +108,9 @@ struct sn_config {
 /*
  * The plugstack.conf keys: the one table (config.c) that the parser, its
  * messages, the defaults and the key lists of spank-nccl(8) and
- * plugstack.conf.example (written by `make generate`:
- * src/report/config_doc.c) all come from.  To add a key: a field above,
- * a row in config.c's table, then `make generate`.
+ * plugstack.conf.example (built by src/report/config_doc.c) all come
+ * from.  To add a key: a field above, a row in config.c's table, a test
+ * in tests/unit/test_config.c.
  */
 struct sn_config_key;
 typedef int (*sn_config_setter)(const struct sn_config_key *key,

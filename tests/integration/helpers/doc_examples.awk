@@ -211,7 +211,7 @@ function end_block() {
 FNR == 1 {
 	if (in_block)
 		end_block()
-	man = FILENAME ~ /\.[0-9]$/
+	man = FILENAME ~ /\.[0-9](\.in)?$/
 	pending = ""
 }
 
