@@ -9,8 +9,8 @@
 # NHC is built here from ../shared/third_party/nhc-1.4.3.tar.xz beside the
 # checkout (SN_THIRD_PARTY_DIR overrides; under CI=true a missing tarball
 # is a failure, never a skip) with its own recipe (autogen.sh, configure,
-# make install) into a prefix beside the cluster directory: nothing is
-# installed on the system.  Its nhc.conf holds the check line exactly as
+# make install; once, kept in /tmp), copied into a prefix beside the
+# cluster directory: nothing is installed on the system.  Its nhc.conf holds the check line exactly as
 # the docs write it (every distinct "* || check_cmd_status ... nccl-warmup
 # ..." line of README.md, docs/*.md and man/*.[0-9]), the helper's path
 # mapped to the cluster's; NHC's other settings are its defaults, given
@@ -40,10 +40,13 @@ nhc_prefix() { echo "$(nhc_dir)/prefix"; }
 nhc_conf() { echo "$(nhc_prefix)/etc/nhc/nhc.conf"; }
 nhc_runs() { echo "$(nhc_dir)/runs-$1"; }
 
-# Builds NHC from the third-party tarball into nhc_prefix, with NHC's own
-# recipe (../shared/third_party/README.md).
+# Builds NHC from the third-party tarball with NHC's own recipe
+# (../shared/third_party/README.md) and copies it into nhc_prefix.  Its
+# paths come from its sysconfig file (setup_file), none from the build:
+# one build, kept in /tmp by the tarball's hash, serves every release's
+# run (/tmp is shared with the release roots).
 nhc_build() {
-	local tp tarball d
+	local tp tarball d cache stage
 	d=$(nhc_dir)
 	tp=$(sn_third_party_dir) || true
 	tarball=${tp:+$tp/nhc-1.4.3.tar.xz}
@@ -51,20 +54,29 @@ nhc_build() {
 		echo "nhc-1.4.3.tar.xz not found (../shared/third_party beside the checkout, or SN_THIRD_PARTY_DIR)" >&2
 		return 2
 	fi
-	mkdir -p "$d/src"
-	tar -xJf "$tarball" -C "$d/src" --strip-components=1 || return 1
-	(
-		cd "$d/src" &&
-		./autogen.sh &&
-		./configure --prefix="$(nhc_prefix)" \
-			--sysconfdir="$(nhc_prefix)/etc" \
-			--libexecdir="$(nhc_prefix)/libexec" &&
-		make &&
-		make install
-	) >"$d/build.log" 2>&1 || {
-		tail -n 30 "$d/build.log" >&2
-		return 1
-	}
+	cache=/tmp/spank-nccl-nhc-$(sha256sum "$tarball" | cut -c1-16)
+	if [ ! -x "$cache/sbin/nhc" ]; then
+		stage=$(mktemp -d "$cache.XXXXXX") || return 1
+		mkdir -p "$d/src"
+		tar -xJf "$tarball" -C "$d/src" --strip-components=1 || return 1
+		(
+			cd "$d/src" &&
+			./autogen.sh &&
+			./configure --prefix="$stage" \
+				--sysconfdir="$stage/etc" \
+				--libexecdir="$stage/libexec" &&
+			make &&
+			make install
+		) >"$d/build.log" 2>&1 || {
+			tail -n 30 "$d/build.log" >&2
+			rm -rf "$stage"
+			return 1
+		}
+		chmod 0755 "$stage"
+		# Whole or not at all (another run may have won the race).
+		mv -T "$stage" "$cache" 2>/dev/null || rm -rf "$stage"
+	fi
+	mkdir -p "$(nhc_prefix)" && cp -a "$cache/." "$(nhc_prefix)/" || return 1
 	[ -x "$(nhc_prefix)/sbin/nhc" ] &&
 		[ -x "$(nhc_prefix)/libexec/nhc/node-mark-offline" ]
 }
