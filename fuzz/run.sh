@@ -13,7 +13,7 @@
 #                  hostlist fabric_msg nccl_log record ras_status
 #                  (default: all)
 #   --tap          TAP on stdout (tests/ci.d/40-fuzz.sh), the rest as "# "
-#   FUZZ_JOBS      harnesses run at once (default 1)
+#   FUZZ_JOBS      harnesses built and run at once (default 1)
 #   FUZZ_BUILD_DIR binaries, work corpora, logs and crash inputs
 #                  (default: _build/fuzz in the source tree)
 #   CC             the compiler (default clang)
@@ -65,6 +65,15 @@ max_len() {
 	esac
 }
 
+# Runs "$@" in the background, $jobs at once; a failure leaves
+# $build/obj/failed behind.
+par() {
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n
+	done
+	{ "$@" || : >"$build/obj/failed"; } &
+}
+
 build_all() {
 	local objs=() f o
 	local cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE
@@ -75,18 +84,23 @@ build_all() {
 		# configure's AC_INIT defines (the record's "producer")
 		'-DPACKAGE_NAME="spank-nccl"' '-DPACKAGE_VERSION="fuzz"')
 	mkdir -p "$build/obj" || return 1
+	rm -f "$build/obj/failed"
 	# The core once, instrumented; each harness links it with libFuzzer.
 	for f in "$src"/src/core/*/*.c; do
 		o="$build/obj/$(basename "$f" .c).o"
-		"$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
-			-c "$f" -o "$o" || return 1
+		par "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
+			-c "$f" -o "$o"
 		objs+=("$o")
 	done
+	wait
+	[ ! -e "$build/obj/failed" ] || return 1
 	for h in "${harnesses[@]}"; do
-		"$cc" "${cflags[@]}" -fsanitize=fuzzer,address,undefined \
+		par "$cc" "${cflags[@]}" -fsanitize=fuzzer,address,undefined \
 			"$src/fuzz/fuzz_$h.c" "${objs[@]}" \
-			-o "$build/fuzz_$h" || return 1
+			-o "$build/fuzz_$h"
 	done
+	wait
+	[ ! -e "$build/obj/failed" ]
 }
 
 # Runs one harness; writes "EXECS CRASHES" into $build/$1/result.

@@ -26,6 +26,10 @@ case "${CI:-}" in true | 1 | yes) ci=1 ;; esac
 : "${SN_BENCH:=0}"
 : "${SN_SKIP_DEPS:=0}"
 jobs=${SN_JOBS:-2}
+# The tarballs made here (make distcheck; tests/ci.d/50-deb.sh on every
+# release) are unpacked and thrown away: xz's fastest level instead of
+# automake's -e, 1.8 s instead of 5.7 s a tarball.
+export XZ_OPT=${XZ_OPT--1}
 
 passed=0
 failed=0

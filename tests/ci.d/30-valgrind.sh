@@ -39,10 +39,9 @@ progs=$(make -s -C "$build" -f Makefile -f - sn-print-check-programs \
 make -s -C "$build" -j"$jobs" $progs >>"$build/ci-valgrind-build.log" 2>&1 ||
 	fail_all "building the test programs failed: $build/ci-valgrind-build.log"
 
-n=0
-echo "1..$(printf '%s\n' "$progs" | wc -l)"
-for p in $progs; do
-	n=$((n + 1))
+# One program under valgrind: its TAP line (number N) to ci-valgrind-NAME.tap.
+vg_one() {	# vg_one N PROGRAM
+	local n=$1 p=$2 name log rc errors
 	name=$(basename "$p")
 	log=$build/ci-valgrind-$name.log
 	# libtool: run the real binary, not a wrapper script, if there is one.
@@ -59,6 +58,23 @@ for p in $progs; do
 	else
 		echo "not ok $n - valgrind $name: exit $rc, $errors memcheck reports"
 		grep -E "^==[0-9]+==|FAILED|ERROR" "$log" | cut -c1-200 | head -n 25 | sed 's/^/#   /'
-	fi
+	fi >"$build/ci-valgrind-$name.tap"
+}
+
+# $jobs programs at once (each is one process on one core), the TAP
+# lines in the list's order.
+rm -f "$build"/ci-valgrind-*.tap
+n=0
+echo "1..$(printf '%s\n' "$progs" | wc -l)"
+for p in $progs; do
+	n=$((n + 1))
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n
+	done
+	vg_one "$n" "$p" &
+done
+wait
+for p in $progs; do
+	cat "$build/ci-valgrind-$(basename "$p").tap"
 done
 exit 0

@@ -8,6 +8,8 @@
 # The slurm.conf lines every test cluster shares (this harness and
 # tests/gpu/lib/cluster.sh): ports, munge, paths under DIR, plugins.
 # SlurmUser is the user running the daemons (SN_SLURM_USER, default: us).
+# bf_interval=1: only the backfill scheduler starts a heterogeneous job
+# (faults.bats), by default every 30 s.
 sn_slurm_conf_common() {
 	local d=$1
 	cat <<EOF
@@ -36,7 +38,7 @@ MpiDefault=none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,bf_interval=1
 SlurmdParameters=config_overrides${SN_SLURMD_PARAMETERS:+,$SN_SLURMD_PARAMETERS}
 GresTypes=gpu
 ReturnToService=2

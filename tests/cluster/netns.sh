@@ -57,6 +57,10 @@ sn__teardown_netns() {
 	for ((i = 1; i <= 64; i++)); do
 		ns=$(sn__netns_name "$i")
 		[ -e "/run/netns/$ns" ] || continue
+		# What outlived the node's daemons (NHC 1.4.3's watchdogs, up
+		# to its -t) would keep the namespace and its veth: the next
+		# cluster's setup would find the veth and no eth0 behind it.
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
 	if ip link show "$SN_BRIDGE" >/dev/null 2>&1; then

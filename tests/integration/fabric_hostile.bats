@@ -11,9 +11,10 @@
 # ends as it would alone, no innocent node is blamed or recorded as
 # failed, the stranger hears nothing from the step, and nothing is left
 # listening.  The strangers: tests/integration/helpers/fabric-stranger.pl.
-# Under MUNGE (default) or, with SN_AUTH=slurm (tests/release-suite.sh,
-# Slurm 23.11+), under the step key with no munged: the self-sealed
-# credentials are then a real key of another step of the job's user.
+# Under MUNGE (default) or, with SN_AUTH=slurm (Slurm 23.11+; run on the
+# newest release by tests/release-suite.sh), under the step key with no
+# munged: the self-sealed credentials are then a real key of another
+# step of the job's user.
 
 SN_NODES=3
 load common
