@@ -5,7 +5,7 @@
 # corpus: one TAP line per harness with its exec and crash counts.  The
 # long runs are reported in docs/dev/fuzzing.md.
 #
-#   SN_FUZZ_SECONDS  per harness (default 10, one at a time; long runs:
+#   SN_FUZZ_SECONDS  per harness (default 10, FUZZ_JOBS=2 at a time; long runs:
 #                    docs/dev/fuzzing.md)
 set -uo pipefail
 
