@@ -10,16 +10,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "as_root.h"
 #include "base/clock.h"
 #include "helper_exec.h"
 #include "helper_child.h"
 #include "plugin.h"
 #include "spank_wrap.h"
 #include "step_fabric_auth.h"
+#include "step_key.h"
 #include "base/strutil.h"
 
 /* How long the derivation may outlive the helper before it is killed. */
 #define DERIVE_REAP_MS 2000
+
+/* plugstack.conf's fabric_key=, else the slurm.key beside slurm.conf. */
+static const char *site_key(const struct sn_plugin *p,
+			    const struct sn_slurm_auth *conf)
+{
+	return p->cfg.fabric_key[0] ? p->cfg.fabric_key : conf->key;
+}
 
 /*
  * The derivation, as root for good, with KEY_W at descriptor 3 and ERR_W
@@ -43,6 +52,59 @@ derive_child(char *const argv[], int key_w, int err_w)
 }
 
 /*
+ * The step key derived here, where libcrypto is mapped (step_key.h): the
+ * site key SITE read as root (as_root.h), the key written into a pipe
+ * whose read end goes to *KEY_FD, every copy of both wiped.  -1 (WHY)
+ * to take the exec path instead, nothing left open; with JOB's
+ * priv_lost when the privileged section could not be left (the step
+ * must fail).
+ */
+static int derive_here(const char *site, const struct sn_slurm_auth *conf,
+		       const struct sn_job_ids *ids, int *key_fd,
+		       struct sn_fabric_key_job *job, char *why, size_t len)
+{
+	struct sn_step_key_lib *lib = sn_step_key_open(why, len);
+	struct sn_priv priv = SN_PRIV_INIT;
+	unsigned char key[SN_STEP_KEY_BYTES], *buf;
+	int fds[2], rc = -1;
+	size_t n = 0;
+
+	if (!lib)
+		return -1;
+	buf = malloc(SN_STEP_KEY_SITE_MAX);
+	if (buf && sn_priv_enter(&priv, "the fabric warmup's site key") == 0)
+		rc = sn_step_key_site_read(site, buf, &n, why, len);
+	else
+		snprintf(why, len, "%s", buf ? "not root" : "out of memory");
+	if (sn_priv_leave(&priv) < 0) {
+		job->priv_lost = true;
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = sn_step_key_derive(lib, buf, n, conf->cluster, ids->job_id,
+					ids->step_id, (uint32_t)ids->uid, key,
+					why, len);
+	if (buf)
+		explicit_bzero(buf, n);
+	free(buf);
+	sn_step_key_close(lib);
+	if (rc == 0 && pipe2(fds, O_CLOEXEC) < 0) {
+		snprintf(why, len, "no pipe for the key: %s", strerror(errno));
+		rc = -1;
+	}
+	if (rc == 0) {
+		rc = sn_step_key_write(fds[1], key, why, len);
+		close(fds[1]);
+		if (rc == 0)
+			*key_fd = fds[0];
+		else
+			close(fds[0]);
+	}
+	explicit_bzero(key, sizeof(key));
+	return rc;
+}
+
+/*
  * Starts the derivation (nccl-warmup --fabric-key-derive) writing the
  * step key into a pipe whose read end goes to *KEY_FD.  Not waited for:
  * the helper reads the key only when it joins, after its local checks,
@@ -55,8 +117,7 @@ static int derive_start(const struct sn_plugin *p,
 			size_t len)
 {
 	char jid[16], step[16], uid[16];
-	const char *site = p->cfg.fabric_key[0] ? p->cfg.fabric_key :
-			   conf->key;
+	const char *site = site_key(p, conf);
 	char *argv[] = { (char *)p->cfg.warmup_helper,
 			 SN_HELPER_FABRIC_KEY_DERIVE, (char *)site,
 			 (char *)conf->cluster, jid, step, uid, NULL };
@@ -98,11 +159,13 @@ int sn_step_fabric_auth(const struct sn_plugin *p,
 	struct sn_slurm_auth *conf = calloc(1, sizeof(*conf));
 	enum sn_fabric_auth how;
 	struct sn_error e;
+	char why[512];
 	int rc = -1;
 
 	*key_fd = -1;
 	job->pid = -1;
 	job->err_fd = -1;
+	job->priv_lost = false;
 	if (!conf) {
 		snprintf(message, len, "fabric warmup: out of memory");
 		return -1;
@@ -118,8 +181,20 @@ int sn_step_fabric_auth(const struct sn_plugin *p,
 		snprintf(message, len, "%s", e.msg);
 	else if (how == SN_FABRIC_AUTH_MUNGE)
 		rc = 0;
-	else
+	else if (derive_here(site_key(p, conf), conf, ids, key_fd, job, why,
+			     sizeof(why)) == 0) {
+		sn_log_info("fabric warmup, job %u step %u: the step key derived in slurmstepd (libcrypto mapped)",
+			    ids->job_id, ids->step_id);
+		rc = 0;
+	} else if (job->priv_lost)
+		snprintf(message, len,
+			 "the fabric warmup's step key: slurmstepd could not return to the job user's ids");
+	else {
+		sn_log_info("fabric warmup, job %u step %u: the step key derived by nccl-warmup %s (not in slurmstepd: %s)",
+			    ids->job_id, ids->step_id,
+			    SN_HELPER_FABRIC_KEY_DERIVE, why);
 		rc = derive_start(p, ids, conf, key_fd, job, message, len);
+	}
 	free(conf);
 	return rc;
 }

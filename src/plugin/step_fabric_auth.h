@@ -2,14 +2,16 @@
 /*
  * slurmstepd: which authentication a fabric warmup uses (plugstack.conf's
  * fabric_auth=, else slurm.conf's AuthType; slurm_auth.h) and, for the
- * per-step key, the key itself: derived as root from the site key by
- * nccl-warmup --fabric-key-derive (spank_nccl.so links no crypto library)
- * while the helper starts, written into a pipe the helper inherits (docs/security.md, "Fabric
- * warmup: network peers").
+ * per-step key, the key itself, derived as root from the site key: in
+ * slurmstepd where libcrypto is already mapped there (step_key.h), else
+ * by nccl-warmup --fabric-key-derive while the helper starts
+ * (spank_nccl.so links no crypto library); written into a pipe the
+ * helper inherits (docs/security.md, "Fabric warmup: network peers").
  */
 #ifndef SN_STEP_FABRIC_AUTH_H
 #define SN_STEP_FABRIC_AUTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -20,6 +22,8 @@ struct sn_job_ids;
 struct sn_fabric_key_job {
 	pid_t pid;
 	int err_fd;
+	/* slurmstepd stayed root (as_root.h): the step's tasks must fail. */
+	bool priv_lost;
 };
 
 /*

@@ -433,6 +433,8 @@ static void run_warmup(struct sn_plugin *p, spank_t sp,
 	if (run->mode == SN_WARMUP_MODE_FABRIC &&
 	    sn_step_fabric_auth(p, run->ids, &run->key_fd, &run->derive,
 				why, sizeof(why)) < 0) {
+		if (run->derive.priv_lost)
+			run->failed = true;
 		snprintf(run->message, sizeof(run->message),
 			 "warmup failed on node %s (GPUs %s): %s", run->node,
 			 run->gpus, why);

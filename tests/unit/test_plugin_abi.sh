@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # spank_nccl.so's ABI: it exports only what Slurm looks up (slurm_spank_*
 # hooks, plugin_name/type/version) and needs only libc: no CUDA, no NCCL,
-# no libslurm (srun/sbatch/slurmstepd provide the SPANK symbols), so it
+# no libslurm (srun/sbatch/slurmstepd provide the SPANK symbols), no
+# libcrypto (step_key.c uses slurmstepd's, if mapped), so it
 # loads on GPU-less login nodes.
 set -u
 so=${SN_PLUGIN_SO:-src/plugin/.libs/spank_nccl.so}
@@ -95,6 +96,14 @@ allowed='libc\.so\.6|ld-linux.*'
 bad=$(echo "$needed" | grep -vE "^($allowed)\$" || true)
 if [ -n "$bad" ]; then
 	echo "FAIL: spank_nccl.so must need only libc, also needs: $bad" >&2
+	fail=1
+fi
+# The step key's libcrypto (step_key.c) is slurmstepd's, found with
+# dlopen(RTLD_NOLOAD) and dlsym: no DT_NEEDED above, no symbol bound to it.
+ossl=$(nm -D --undefined-only "$so" | awk '{print $NF}' |
+	grep -E '^(EVP_|OSSL_|OPENSSL_|CRYPTO_|HMAC)' || true)
+if [ -n "$ossl" ]; then
+	echo "FAIL: spank_nccl.so binds libcrypto's symbols: $ossl" >&2
 	fail=1
 fi
 exit $fail

@@ -4,8 +4,12 @@
  * MUNGE or the per-step key from slurm.conf's AuthType and fabric_auth=,
  * the key's derivation as root (a script standing in for nccl-warmup
  * --fabric-key-derive) through its pipe, and its reaping.  The
- * derivation needs root; under CI=true (root) it must run.
+ * derivation needs root; under CI=true (root) it must run.  This program
+ * has no libcrypto until the last tests load it, as auth_slurm.so does in
+ * slurmstepd: before, the plugin takes the exec path; after, it derives
+ * the key itself (step_key.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -161,6 +165,10 @@ static void slurm_auth_derives_the_key(void **state)
 	sn_step_fabric_auth_end(&job, "n1");
 	assert_int_equal(job.pid, -1);
 	assert_int_equal(mock_spank()->n_errors, 0);
+	/* libcrypto not mapped: the exec path, and nothing loaded. */
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"fabric warmup, job 42 step 7: the step key derived by nccl-warmup --fabric-key-derive (not in slurmstepd: libcrypto.so.3 is not mapped in this process)"));
+	assert_null(dlopen("libcrypto.so.3", RTLD_NOW | RTLD_NOLOAD));
 }
 
 /* fabric_key=: the site key instead of slurm.key, whatever AuthType. */
@@ -307,6 +315,76 @@ static void hung_derivation_is_killed(void **state)
 				"fabric warmup on n2: the step key's derivation failed: it did not run as root"));
 }
 
+/* The known answer of tests/unit/test_step_key.c (c1, 42, 7, 4242). */
+#define SITE "spank-nccl test site key, 40 bytes long."
+#define SITE_KEY_HEX "e9de2602ff393c4ce481cd50097481b3" \
+		     "ddf531d1db950e47d0601407d90ffe7c\n"
+
+/*
+ * START with libcrypto mapped (as auth_slurm.so maps it), in user_init's
+ * ids (real 0, the job user's effective ones), and slurm.key SITE; no
+ * derivation process (a stand-in that writes nothing).
+ */
+static int start_mapped(struct fixture *fx, bool no_return, int *key_fd,
+			struct sn_fabric_key_job *job, char *message,
+			size_t len)
+{
+	struct sn_job_ids ids = { .uid = 4242, .job_id = 42, .step_id = 7 };
+	char path[192];
+
+	assert_non_null(dlopen("libcrypto.so.3", RTLD_NOW));
+	write_derive(fx, "exit 3");
+	slurm_conf(fx, "AuthType=auth/slurm\nClusterName=c1\n");
+	path_in(fx, "slurm.key", path, sizeof(path));
+	write_file(path, SITE, 0600);
+	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, NULL), 0);
+	mock_spank()->proc = (struct sn_proc_ids){ .euid = 4242, .egid = 4242 };
+	mock_spank()->proc_no_return = no_return;
+	message[0] = '\0';
+	return sn_step_fabric_auth(&fx->p, &ids, key_fd, job, message, len);
+}
+
+/* libcrypto mapped: the key derived in slurmstepd, the site key read in
+ * the privileged section, the helper's pipe as from the exec path. */
+static void mapped_libcrypto_derives_here(void **state)
+{
+	struct fixture *fx = *state;
+	struct sn_fabric_key_job job;
+	char message[512], key[256];
+	int fd;
+
+	assert_int_equal(start_mapped(fx, false, &fd, &job, message,
+				      sizeof(message)), 0);
+	assert_int_equal(job.pid, -1);
+	assert_true(fd >= 0);
+	read_key(fd, key, sizeof(key));
+	assert_string_equal(key, SITE_KEY_HEX);
+	assert_int_equal(mock_spank()->proc_set_calls, 4);
+	assert_int_equal(mock_spank()->proc.euid, 4242);
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"fabric warmup, job 42 step 7: the step key derived in slurmstepd (libcrypto mapped)"));
+	sn_step_fabric_auth_end(&job, "n1");
+	assert_int_equal(mock_spank()->n_errors, 0);
+}
+
+/* The privileged section not left: no key, no exec path, the step fails. */
+static void a_section_not_left_fails_the_step(void **state)
+{
+	struct fixture *fx = *state;
+	struct sn_fabric_key_job job;
+	char message[512];
+	int fd;
+
+	assert_int_equal(start_mapped(fx, true, &fd, &job, message,
+				      sizeof(message)), -1);
+	assert_true(job.priv_lost);
+	assert_int_equal(fd, -1);
+	assert_int_equal(job.pid, -1);
+	assert_string_equal(message, "the fabric warmup's step key: slurmstepd could not return to the job user's ids");
+	assert_true(mock_logged(mock_spank()->errors, mock_spank()->n_errors,
+				"cannot return to uid 4242 gid 4242 after the fabric warmup's site key"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +396,9 @@ int main(void)
 		T(missing_key_is_logged),
 		T(no_pipe_is_told),
 		T(hung_derivation_is_killed),
+		/* Last: they load libcrypto, which stays. */
+		T(mapped_libcrypto_derives_here),
+		T(a_section_not_left_fails_the_step),
 #undef T
 	};
 

@@ -114,6 +114,17 @@ const char *sn_warmup_exit_hint(int exit_code);
 #define SN_HELPER_OPT_FABRIC_KEY_FD "fabric-key-fd"
 /* nccl-warmup's first argument for the root-run derivation (fabric_key.h). */
 #define SN_HELPER_FABRIC_KEY_DERIVE "--fabric-key-derive"
+/*
+ * The step key, derived by either side (fabric_key.c in nccl-warmup,
+ * step_key.c in slurmstepd): HKDF-SHA256 with this salt and this info
+ * (ClusterName, job, step, uid), over the site key's first
+ * SN_STEP_KEY_SITE_MAX bytes (at least SN_STEP_KEY_BYTES); on the pipe
+ * as 2 * SN_STEP_KEY_BYTES lowercase hex digits and a newline.
+ */
+#define SN_STEP_KEY_BYTES 32
+#define SN_STEP_KEY_SITE_MAX 65536
+#define SN_STEP_KEY_SALT "spank-nccl fabric key"
+#define SN_STEP_KEY_INFO "spank-nccl fabric v1\ncluster=%s\njob=%u\nstep=%u\nuid=%u"
 /* plugstack.conf's health= (canonical CHECK:LEVEL list) and health_busy_mib=. */
 #define SN_HELPER_OPT_HEALTH "health"
 #define SN_HELPER_OPT_HEALTH_BUSY_MIB "health-busy-mib"

@@ -22,7 +22,6 @@
 #include "fabric/fabric_msg.h"
 #include "protocol/helper_protocol.h"
 
-#define SALT "spank-nccl fabric key"
 #define MAC_HEX (2 * 32)
 
 static void hex(const unsigned char *in, size_t n, char *out)
@@ -55,13 +54,12 @@ int fabric_key_derive(const unsigned char *site, size_t site_len,
 		      uint32_t uid, unsigned char out[FABRIC_KEY_BYTES],
 		      struct sn_error *err)
 {
-	char info[512], md[] = "SHA256", salt[] = SALT;
+	char info[512], md[] = "SHA256", salt[] = SN_STEP_KEY_SALT;
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	EVP_KDF_CTX *c = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
-	int n = snprintf(info, sizeof(info),
-			 "spank-nccl fabric v1\ncluster=%s\njob=%" PRIu32
-			 "\nstep=%" PRIu32 "\nuid=%" PRIu32, cluster, job, step,
-			 uid);
+	int n = snprintf(info, sizeof(info), SN_STEP_KEY_INFO, cluster,
+			 (unsigned int)job, (unsigned int)step,
+			 (unsigned int)uid);
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, md, 0),
 		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt,

@@ -3,8 +3,10 @@
  * The fabric warmup's authentication without munged (AuthType=auth/slurm):
  * a per-step key, HKDF-SHA256 over the site's key (slurm.key, or
  * plugstack.conf's fabric_key=) with our own label, bound to the cluster,
- * job, step and uid.  Root derives it (nccl-warmup --fabric-key-derive,
- * run by spank_nccl.so before the helper, which never sees the site key)
+ * job, step and uid (helper_protocol.h's SN_STEP_KEY_*).  Root derives
+ * it: slurmstepd itself where libcrypto is mapped there (step_key.c),
+ * else nccl-warmup --fabric-key-derive, run by spank_nccl.so beside the
+ * helper, which never sees the site key)
  * and the helper reads it from an inherited descriptor (--fabric-key-fd).
  *
  * A credential is "SNK1:NONCE:TIME:PAYLOAD:MAC": NONCE 16 bytes of
@@ -22,13 +24,14 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "protocol/helper_protocol.h"
 
-#define FABRIC_KEY_BYTES 32
+#define FABRIC_KEY_BYTES SN_STEP_KEY_BYTES
 #define FABRIC_KEY_NONCE_BYTES 16
 #define FABRIC_KEY_SEEN_MAX 1024	/* nonces remembered (a ring) */
 #define FABRIC_KEY_TAG "SNK1:"
 /* The site key's first bytes that count (slurm.key is 32..1024 bytes). */
-#define FABRIC_SITE_KEY_MAX 65536
+#define FABRIC_SITE_KEY_MAX SN_STEP_KEY_SITE_MAX
 
 struct fabric_key {
 	unsigned char key[FABRIC_KEY_BYTES];
