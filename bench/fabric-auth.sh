@@ -5,9 +5,13 @@
 # nccl-warmup --mode fabric processes on loopback, one per "node"
 # (127.0.0.1-3), against the fake CUDA/NCCL of a build tree, timed from
 # the first start to the last exit; both mechanisms of this tree side by
-# side: MUNGE (a private munged) and the step key (each "node" runs the
-# root derivation, nccl-warmup --fabric-key-derive over a slurm.key, beside
-# its helper, which reads the key from that pipe: --fabric-key-fd); and,
+# side: MUNGE (a private munged) and the step key, derived as the plugin
+# does on an auth/slurm node (in slurmstepd, whose libcrypto is mapped:
+# fabric-key-inproc.c, built here from src/plugin/step_key.c, stands in
+# for it; the helper starts once the key is in its pipe) and where
+# slurmstepd has no libcrypto (each "node" runs nccl-warmup
+# --fabric-key-derive over a slurm.key beside its helper, which reads the
+# key from that pipe: --fabric-key-fd); and,
 # given SN_BENCH_BEFORE, a helper built before issue 20 (unauthenticated,
 # NCCL_COMM_ID).  In one run, interleaved so that drift hits all alike,
 # after one discarded run each.
@@ -17,7 +21,8 @@
 #   SN_BENCH_BEFORE=/tmp/old/src/warmup/nccl-warmup bash bench/fabric-auth.sh
 #
 # Needs: a build tree (SN_BUILD_DIR, default the source tree) after
-# `make check` (the fake libraries), munged and mungekey (package munge).
+# `make check` (the fake libraries), munged and mungekey (package munge),
+# a C compiler (CC, default cc) and libcrypto.so.3.
 set -uo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +44,8 @@ die() {
 command -v munged >/dev/null || die "munged not installed (apt-get install munge)"
 
 tmp=$(mktemp -d /tmp/fabric-auth.XXXXXX)
-trap '[ -f "$tmp/munged.pid" ] && kill "$(cat "$tmp/munged.pid")"; rm -rf "$tmp"' EXIT
+inproc_pid=
+trap '[ -f "$tmp/munged.pid" ] && kill "$(cat "$tmp/munged.pid")"; [ -z "$inproc_pid" ] || kill "$inproc_pid"; rm -rf "$tmp"' EXIT
 sock=$tmp/munge.socket
 mungekey -c -k "$tmp/munge.key" >/dev/null 2>&1 || die "mungekey failed"
 munged -S "$sock" --key-file="$tmp/munge.key" --log-file="$tmp/munged.log" \
@@ -58,6 +64,15 @@ for v in $(env | sed -n 's/^\(FAKE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; don
 head -c 1024 /dev/urandom >"$tmp/slurm.key"
 keyed=$("$after" --fabric-key-derive "$tmp/slurm.key" bench 1 1 0 3>&1 >/dev/null) ||
 	die "the key derivation failed"
+# slurmstepd on an auth/slurm node: running, libcrypto mapped, before the
+# clock starts; one fresh copy of it per node and step.
+${CC:-cc} -std=gnu11 -O2 -I"$src/src/plugin" -I"$src/src/core" \
+	-o "$tmp/fabric-key-inproc" "$src/bench/fabric-key-inproc.c" \
+	"$src/src/plugin/step_key.c" || die "cannot build fabric-key-inproc.c"
+mkfifo "$tmp/inproc" "$tmp/key0" "$tmp/key1" "$tmp/key2" || die "mkfifo failed"
+exec {inproc}<>"$tmp/inproc"
+"$tmp/fabric-key-inproc" "$tmp/slurm.key" bench <"$tmp/inproc" &
+inproc_pid=$!
 export LD_LIBRARY_PATH=$fake/cuda:$fake/nccl NCCL_SOCKET_IFNAME=lo
 uid=$(id -u)	# once: the plugin forks no id(1) per step
 step=0
@@ -65,7 +80,8 @@ errors=0
 
 # node I HELPER [ARGS]: node I's helper; ARGS "key": the step key, from
 # the derivation started beside the helper into its pipe, as the plugin
-# does (src/plugin/step_fabric_auth.c).
+# does without libcrypto in slurmstepd (src/plugin/step_fabric_auth.c);
+# "inproc": derived by slurmstepd's stand-in before the helper starts.
 node() {
 	local i=$1 helper=$2 args
 	shift 2
@@ -76,6 +92,10 @@ node() {
 	export FAKE_CUDA_BUSIDS="0000:0$((i + 1)):00.0,0000:1$((i + 1)):00.0"
 	if [ "${1:-}" = keyed ]; then	# the key derived beforehand
 		"$helper" "${args[@]}" --fabric-key-fd 4 4<<<"$keyed"
+		return
+	elif [ "${1:-}" = inproc ]; then
+		echo "$tmp/key$i $$ $step $uid" >&"$inproc"
+		"$helper" "${args[@]}" --fabric-key-fd 4 4<"$tmp/key$i"
 		return
 	elif [ "${1:-}" != key ]; then
 		"$helper" "${args[@]}" "$@"
@@ -111,9 +131,11 @@ one() {
 echo "fabric-auth: 3 helpers on loopback, $runs runs each"
 one "" "$after" --munge-socket "$sock"
 one "" "$after" key
+one "" "$after" inproc
 [ -z "$before" ] || one "" "$before"
 for ((r = 0; r < runs; r++)); do
 	one munge "$after" --munge-socket "$sock"
+	one inproc "$after" inproc
 	one key "$after" key
 	one keyed "$after" keyed
 	[ -z "$before" ] || one before "$before"
@@ -133,9 +155,10 @@ END {
 	if (n["before"])
 		printf "%-46s %5d %9.4f\n", "before (no authentication, NCCL_COMM_ID)", n["before"], median("before")
 	printf "%-46s %5d %9.4f\n", "MUNGE (munged seals, unique id in GO)", n["munge"], median("munge")
-	printf "%-46s %5d %9.4f\n", "step key (root derivation + HMAC seals)", n["key"], median("key")
+	printf "%-46s %5d %9.4f\n", "step key derived in slurmstepd (auth/slurm)", n["inproc"], median("inproc")
+	printf "%-46s %5d %9.4f\n", "step key, nccl-warmup --fabric-key-derive", n["key"], median("key")
 	printf "%-46s %5d %9.4f\n", "step key, derived beforehand (HMAC seals only)", n["keyed"], median("keyed")
-	printf "\nthe step key against MUNGE: %+.1f ms (target: at most +5 ms)\n", (median("key") - median("munge")) * 1000
+	printf "\nthe step key against MUNGE: %+.1f ms derived in slurmstepd (target: at most +5 ms), %+.1f ms exec path\n", (median("inproc") - median("munge")) * 1000, (median("key") - median("munge")) * 1000
 	if (n["before"])
 		printf "against no authentication: MUNGE %+.1f ms, key %+.1f ms\n", (median("munge") - median("before")) * 1000, (median("key") - median("before")) * 1000
 }' "$tmp/samples"

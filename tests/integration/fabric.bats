@@ -7,8 +7,10 @@
 # ncclGetUniqueId opened on n1's namespace address (tests/fake/README.md),
 # and every fault blamed on the node at fault: a
 # node whose helper never joins, a node whose NCCL init fails, a taken
-# port, every port taken.  Concurrent fabric steps, a one-node step, and
-# nothing left listening or running afterwards.
+# port, every port taken.  Concurrent fabric steps, a one-node step, the
+# step key on a MUNGE cluster (fabric_auth=key: derived by an exec'd
+# nccl-warmup, slurmstepd has no libcrypto), and nothing left listening or
+# running afterwards.
 
 SN_NODES=3
 load common
@@ -67,6 +69,22 @@ teardown() {
 	job=$(head -n1 <<<"$output")
 	assert_json n1 "$job" '"mode":"fabric"' '"nodes":1' '"ranks":2' \
 		'"rank_base":0' '"status":"ok"'
+}
+
+@test "fabric: fabric_auth=key under MUNGE: the key by nccl-warmup --fabric-key-derive (no libcrypto in slurmstepd), the step passes" {
+	local job n key=$SN_CLUSTER_DIR/etc/fabric.key
+	head -c 64 /dev/urandom >"$key" && chmod 0600 "$key"
+	sn_plugstack_set fabric_auth=key "fabric_key=$key"
+	sn_fake_env ok
+	run --separate-stderr fabric_srun
+	sn_plugstack_reset
+	sn_assert_status 0
+	job=$(head -n1 <<<"$output")
+	for n in n1 n2 n3; do
+		grep -q "fabric warmup, job $job step [0-9]*: the step key derived by nccl-warmup --fabric-key-derive (not in slurmstepd: libcrypto.so.3 is not mapped" \
+			"$(sn_slurmd_log $n)" || sn_fail "$n: not the exec path"
+	done
+	assert_json n1 "$job" '"status":"ok"' '"nodes":3' '"refused_connections":0'
 }
 
 @test "fabric: a node whose helper never joins fails the step, n1 and n3 name n2" {

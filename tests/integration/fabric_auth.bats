@@ -5,7 +5,8 @@
 # AuthType=auth/slurm and CredType=cred/slurm with a slurm.key, three
 # nodes (SN_AUTH=slurm, tests/cluster/cluster.sh).  The plugin reads
 # AuthType, derives the step key as root and hands it to the helpers;
-# the step passes.  fabric_auth=munge there fails in one message that
+# the step passes (derived in slurmstepd, which has libcrypto through
+# auth_slurm.so).  fabric_auth=munge there fails in one message that
 # blames no node.  Slurm 22.05 has no auth/slurm (23.11+): release-suite.sh
 # does not run this file there.  The hostile tests under the key: fabric_hostile.bats
 # with SN_AUTH=slurm.
@@ -31,7 +32,7 @@ setup() {
 }
 
 @test "fabric_auth: auth/slurm, no munged: srun -N3 fabric passes with the step key" {
-	local job
+	local job n
 	[ ! -e "$SN_CLUSTER_DIR/munge/munged.pid" ] || sn_fail "munged was started"
 	grep -qx 'AuthType=auth/slurm' "$SLURM_CONF" || sn_fail "not auth/slurm"
 	sn_fake_env ok
@@ -43,6 +44,11 @@ setup() {
 	assert_json n2 "$job" '"status":"ok"' '"rank_base":2'
 	assert_json n3 "$job" '"status":"ok"' '"node_index":2' '"rank_base":4'
 	[ -e "$MARKER" ] || sn_fail "the tasks did not run"
+	# slurmstepd has libcrypto (auth_slurm.so): the key derived there.
+	for n in n1 n2 n3; do
+		grep -q "fabric warmup, job $job step [0-9]*: the step key derived in slurmstepd" \
+			"$(sn_slurmd_log $n)" || sn_fail "$n: not derived in slurmstepd"
+	done
 	assert_nothing_left 29400 29499
 }
 
