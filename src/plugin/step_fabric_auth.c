@@ -160,6 +160,7 @@ int sn_step_fabric_auth(const struct sn_plugin *p,
 	enum sn_fabric_auth how;
 	struct sn_error e;
 	char why[512];
+	double t0 = sn_clock_ms();
 	int rc = -1;
 
 	*key_fd = -1;
@@ -183,8 +184,8 @@ int sn_step_fabric_auth(const struct sn_plugin *p,
 		rc = 0;
 	else if (derive_here(site_key(p, conf), conf, ids, key_fd, job, why,
 			     sizeof(why)) == 0) {
-		sn_log_info("fabric warmup, job %u step %u: the step key derived in slurmstepd (libcrypto mapped)",
-			    ids->job_id, ids->step_id);
+		sn_log_info("fabric warmup, job %u step %u: the step key derived in slurmstepd (libcrypto mapped) in %.1f ms",
+			    ids->job_id, ids->step_id, sn_clock_ms() - t0);
 		rc = 0;
 	} else if (job->priv_lost)
 		snprintf(message, len,
