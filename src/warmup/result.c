@@ -149,10 +149,8 @@ static void build_json_libraries(const struct wu_run *s, struct sn_text *o)
 	add_key(o, ",", SN_F_DRIVER_VERSION);
 	sn_json_add_or_null(o, s->driver_version);
 	add_key(o, ",", SN_F_CUDA_DRIVER_VERSION);
-	if (s->cuda_driver_version > 0)
-		sn_text_add(o, "%d", s->cuda_driver_version);
-	else
-		sn_text_add(o, "null");
+	sn_json_add_number_or_null(o, s->cuda_driver_version > 0, "%d",
+				   s->cuda_driver_version);
 	add_key(o, ",", SN_F_NCCL_PATH);
 	sn_json_add_or_null(o, s->nccl_path);
 	add_key(o, ",", SN_F_NCCL_SOURCE);
@@ -184,15 +182,9 @@ static void build_json_fabric(const struct wu_run *s, struct sn_text *o)
 	add_key(o, ",", SN_F_FAB_NODE_INDEX);
 	sn_text_add(o, "%u", s->opt.step.node_index);
 	add_key(o, ",", SN_F_FAB_RANKS);
-	if (f->nranks)
-		sn_text_add(o, "%d", f->nranks);
-	else
-		sn_text_add(o, "null");
+	sn_json_add_number_or_null(o, f->nranks, "%d", f->nranks);
 	add_key(o, ",", SN_F_FAB_RANK_BASE);
-	if (f->nranks)
-		sn_text_add(o, "%d", f->rank_base);
-	else
-		sn_text_add(o, "null");
+	sn_json_add_number_or_null(o, f->nranks, "%d", f->rank_base);
 	sn_text_add(o, ",\"comm_id\":");
 	sn_json_add_or_null(o, f->comm_id);
 	add_key(o, ",", SN_F_FAB_COORDINATOR);
@@ -200,10 +192,8 @@ static void build_json_fabric(const struct wu_run *s, struct sn_text *o)
 	/* Connections that were not the step's, refused unanswered. */
 	add_key(o, ",", SN_F_FAB_REFUSED);
 	sn_text_add(o, "%u", f->refused);
-	if (f->blamed)
-		sn_text_add(o, ",\"blame_index\":%u", f->blame_index);
-	else
-		sn_text_add(o, ",\"blame_index\":null");
+	sn_text_add(o, ",\"blame_index\":");
+	sn_json_add_number_or_null(o, f->blamed, "%u", f->blame_index);
 	add_key(o, ",", SN_F_BLAME_NODE);
 	if (f->blamed)
 		sn_json_add_string(o, f->blame_node);
@@ -261,7 +251,7 @@ static void build_json(const struct wu_run *s, int code, double now,
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 	int n_groups;
-	double ms;
+	double ms = 0;
 
 	add_key(o, "{", SN_F_VERSION);
 	sn_text_add(o, "1");
@@ -302,33 +292,26 @@ static void build_json(const struct wu_run *s, int code, double now,
 		sn_json_add_string(o, s->gpu_names[i]);
 		sn_text_add(o, ",\"mig\":%s", s->gpus[i].mig ? "true" : "false");
 		add_key(o, ",", SN_F_GPU_NCCL_MEM_MIB);
-		if (s->mem_measured)
-			sn_text_add(o, "%lld}", s->nccl_mem_mib[i]);
-		else
-			sn_text_add(o, "null}");
+		sn_json_add_number_or_null(o, s->mem_measured, "%lld",
+					   s->nccl_mem_mib[i]);
+		sn_text_add(o, "}");
 	}
 	sn_text_add(o, "]");
 	add_key(o, ",", SN_F_TIMINGS);
 	sn_text_add(o, "{");
 	for (int p = 0; p < WU_PHASE_COUNT; p++) {
+		bool known = phase_time(s, (enum wu_phase)p, now, &ms);
+
 		add_key(o, "", phase_key[p]);
-		if (phase_time(s, (enum wu_phase)p, now, &ms))
-			sn_text_add(o, "%.1f,", ms);
-		else
-			sn_text_add(o, "null,");
+		sn_json_add_number_or_null(o, known, "%.1f", ms);
+		sn_text_add(o, ",");
 	}
 	add_key(o, "", SN_F_T_TOTAL);
 	sn_text_add(o, "%.1f}", now - s->t_start_ms);
 	add_key(o, ",", SN_F_BUSBW);
-	if (s->busbw_measured)
-		sn_text_add(o, "%.3f", s->busbw_gbps);
-	else
-		sn_text_add(o, "null");
+	sn_json_add_number_or_null(o, s->busbw_measured, "%.3f", s->busbw_gbps);
 	add_key(o, ",", SN_F_BYTES);
-	if (s->busbw_measured)
-		sn_text_add(o, "%llu", s->opt.bytes);
-	else
-		sn_text_add(o, "null");
+	sn_json_add_number_or_null(o, s->busbw_measured, "%llu", s->opt.bytes);
 	add_key(o, ",", SN_F_TRANSPORT);
 	sn_json_add_or_null(o, s->transport);
 	if (s->fabric.active)

@@ -392,6 +392,21 @@ static void test_json_escape(void **state)
 	assert_string_equal(out, "");
 }
 
+/* A number, or the one null of every JSON the project writes. */
+static void test_number_or_null(void **state)
+{
+	char buf[64];
+	struct sn_text t = { .buf = buf, .cap = sizeof(buf) };
+
+	sn_json_add_number_or_null(&t, true, "%.1f", 1.5);
+	sn_text_add(&t, ",");
+	sn_json_add_number_or_null(&t, false, "%d", 7);
+	sn_text_add(&t, ",");
+	sn_json_add_number_or_null(&t, true, "%llu", 0ULL);
+	assert_string_equal(buf, "1.5,null,0");
+	assert_false(t.full);
+}
+
 static void test_escape_roundtrip(void **state)
 {
 	const char *msg = "cuda \"failed\"\n\\ \x02 tab\t";
@@ -424,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_field_lengths),
 		cmocka_unit_test(test_too_many_gpus),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_number_or_null),
 		cmocka_unit_test(test_escape_roundtrip),
 	};
 

@@ -8,6 +8,7 @@
 #ifndef SN_TEXTBUF_H
 #define SN_TEXTBUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,5 +21,7 @@ struct sn_text {
 
 void sn_text_add(struct sn_text *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void sn_text_vadd(struct sn_text *t, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 #endif

@@ -3,6 +3,7 @@
  * JSON writing: nccl-warmup's result, the fleet record, the admin
  * tools' --json output.
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "protocol/json_write.h"
@@ -66,6 +67,20 @@ void sn_json_add_or_null(struct sn_text *t, const char *s)
 		sn_json_add_string(t, s);
 	else
 		sn_text_add(t, "null");
+}
+
+void sn_json_add_number_or_null(struct sn_text *t, bool known,
+				const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!known) {
+		sn_text_add(t, "null");
+		return;
+	}
+	va_start(ap, fmt);
+	sn_text_vadd(t, fmt, ap);
+	va_end(ap);
 }
 
 void sn_json_print(FILE *f, const char *s, bool or_null)

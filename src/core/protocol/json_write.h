@@ -25,6 +25,10 @@ void sn_json_add_string(struct sn_text *t, const char *s);
 /* Appends S as a JSON string, or null when S is NULL or "": the one null
  * of every JSON the project writes (a value not known). */
 void sn_json_add_or_null(struct sn_text *t, const char *s);
+/* Appends FMT's number when KNOWN, else null (the same null). */
+void sn_json_add_number_or_null(struct sn_text *t, bool known,
+				const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* The same to F: S as a JSON string, or null when OR_NULL and S is NULL
  * or "". */
 void sn_json_print(FILE *f, const char *s, bool or_null);
