@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,9 +93,10 @@ static void *derive_thread(void *arg)
 
 static void derive_free(struct sn_fabric_key_thread *t)
 {
-	if (t->site)
+	if (t->site) {
 		explicit_bzero(t->site, SN_STEP_KEY_SITE_MAX);
-	free(t->site);
+		munmap(t->site, SN_STEP_KEY_SITE_MAX);
+	}
 	sn_step_key_close(t->lib);
 	free(t);
 }
@@ -123,10 +125,20 @@ static int derive_here(const char *site, const struct sn_slurm_auth *conf,
 	sigset_t all, old;
 	int fds[2], rc = -1;
 
-	if (!t || !(t->site = malloc(SN_STEP_KEY_SITE_MAX))) {
+	if (!t) {
 		snprintf(why, len, "out of memory");
-		if (t)
-			derive_free(t);
+		return -1;
+	}
+	/* Zeros in a process forked meanwhile (the helper's supervisor). */
+	t->site = mmap(NULL, SN_STEP_KEY_SITE_MAX, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->site == MAP_FAILED ||
+	    madvise(t->site, SN_STEP_KEY_SITE_MAX, MADV_WIPEONFORK) < 0) {
+		snprintf(why, len, "no memory for the site key: %s",
+			 strerror(errno));
+		if (t->site == MAP_FAILED)
+			t->site = NULL;
+		derive_free(t);
 		return -1;
 	}
 	if (!(t->lib = sn_step_key_open(why, len))) {
