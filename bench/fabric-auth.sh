@@ -10,7 +10,7 @@
 # in a thread beside the helper's start: fabric-key-inproc.c, built here
 # from src/plugin/step_key.c, stands in for it; its copies, one
 # slurmstepd per node and step, are ready before the clock, as the MUNGE
-# row's slurmstepd is) and where
+# row's slurmstepd is, and wait on the key's pipe) and where
 # slurmstepd has no libcrypto (each "node" runs nccl-warmup
 # --fabric-key-derive over a slurm.key beside its helper, which reads the
 # key from that pipe: --fabric-key-fd); and,
@@ -47,7 +47,19 @@ command -v munged >/dev/null || die "munged not installed (apt-get install munge
 
 tmp=$(mktemp -d /tmp/fabric-auth.XXXXXX)
 inproc_pid=
-trap '[ -f "$tmp/munged.pid" ] && kill "$(cat "$tmp/munged.pid")"; [ -z "$inproc_pid" ] || kill "$inproc_pid"; rm -rf "$tmp"' EXIT
+# munged writes its seed file as it exits: waited for before the rm.
+stop() {
+	local pid
+	[ -z "$inproc_pid" ] || kill "$inproc_pid"
+	if [ -f "$tmp/munged.pid" ] && pid=$(cat "$tmp/munged.pid") &&
+		kill "$pid" 2>/dev/null; then
+		while kill -0 "$pid" 2>/dev/null; do
+			sleep 0.01	# polls the condition
+		done
+	fi
+	rm -rf "$tmp"
+}
+trap stop EXIT
 sock=$tmp/munge.socket
 mungekey -c -k "$tmp/munge.key" >/dev/null 2>&1 || die "mungekey failed"
 munged -S "$sock" --key-file="$tmp/munge.key" --log-file="$tmp/munged.log" \
@@ -67,8 +79,8 @@ head -c 1024 /dev/urandom >"$tmp/slurm.key"
 keyed=$("$after" --fabric-key-derive "$tmp/slurm.key" bench 1 1 0 3>&1 >/dev/null) ||
 	die "the key derivation failed"
 # slurmstepd on an auth/slurm node: running, libcrypto mapped, before the
-# clock starts; one fresh copy of it per node and step, ready ("ready 3",
-# answered on ack) before each step's clock.
+# clock starts; one fresh copy of it per node and step, ready (answered on
+# ack) before each step's clock.
 ${CC:-cc} -std=gnu11 -O2 -I"$src/src/plugin" -I"$src/src/core" \
 	-o "$tmp/fabric-key-inproc" "$src/bench/fabric-key-inproc.c" \
 	"$src/src/plugin/step_key.c" "$src/src/core/protocol/step_key_io.c" ||
@@ -99,7 +111,6 @@ node() {
 		"$helper" "${args[@]}" --fabric-key-fd 4 4<<<"$keyed"
 		return
 	elif [ "${1:-}" = inproc ]; then
-		echo "$tmp/key$i $$ $step $uid" >&"$inproc"
 		"$helper" "${args[@]}" --fabric-key-fd 4 4<"$tmp/key$i"
 		return
 	elif [ "${1:-}" != key ]; then
@@ -117,8 +128,13 @@ one() {
 	shift 2
 	step=$((step + 1))
 	if [ "${1:-}" = inproc ]; then	# the step's slurmstepds, running
-		echo "ready 3" >&"$inproc"
-		read -r -t 10 -u "$ack" _ || die "fabric-key-inproc is not ready"
+		for i in 0 1 2; do
+			echo "$tmp/key$i $$ $step $uid" >&"$inproc"
+		done
+		for i in 0 1 2; do
+			read -r -t 10 -u "$ack" _ ||
+				die "fabric-key-inproc is not ready"
+		done
 	fi
 	t0=$EPOCHREALTIME
 	for i in 0 1 2; do
