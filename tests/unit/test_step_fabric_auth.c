@@ -7,7 +7,7 @@
  * derivation needs root; under CI=true (root) it must run.  This program
  * has no libcrypto until the last tests load it, as auth_slurm.so does in
  * slurmstepd: before, the plugin takes the exec path; after, it derives
- * the key itself (step_key.c).
+ * the key itself (step_key.c), in a thread joined by the end call.
  */
 #include <dlfcn.h>
 #include <errno.h>
