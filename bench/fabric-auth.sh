@@ -6,9 +6,11 @@
 # (127.0.0.1-3), against the fake CUDA/NCCL of a build tree, timed from
 # the first start to the last exit; both mechanisms of this tree side by
 # side: MUNGE (a private munged) and the step key, derived as the plugin
-# does on an auth/slurm node (in slurmstepd, whose libcrypto is mapped:
-# fabric-key-inproc.c, built here from src/plugin/step_key.c, stands in
-# for it; the helper starts once the key is in its pipe) and where
+# does on an auth/slurm node (in slurmstepd, whose libcrypto is mapped,
+# in a thread beside the helper's start: fabric-key-inproc.c, built here
+# from src/plugin/step_key.c, stands in for it; its copies, one
+# slurmstepd per node and step, are ready before the clock, as the MUNGE
+# row's slurmstepd is, and wait on the key's pipe) and where
 # slurmstepd has no libcrypto (each "node" runs nccl-warmup
 # --fabric-key-derive over a slurm.key beside its helper, which reads the
 # key from that pipe: --fabric-key-fd); and,
@@ -45,7 +47,19 @@ command -v munged >/dev/null || die "munged not installed (apt-get install munge
 
 tmp=$(mktemp -d /tmp/fabric-auth.XXXXXX)
 inproc_pid=
-trap '[ -f "$tmp/munged.pid" ] && kill "$(cat "$tmp/munged.pid")"; [ -z "$inproc_pid" ] || kill "$inproc_pid"; rm -rf "$tmp"' EXIT
+# munged writes its seed file as it exits: waited for before the rm.
+stop() {
+	local pid
+	[ -z "$inproc_pid" ] || kill "$inproc_pid"
+	if [ -f "$tmp/munged.pid" ] && pid=$(cat "$tmp/munged.pid") &&
+		kill "$pid" 2>/dev/null; then
+		while kill -0 "$pid" 2>/dev/null; do
+			sleep 0.01	# polls the condition
+		done
+	fi
+	rm -rf "$tmp"
+}
+trap stop EXIT
 sock=$tmp/munge.socket
 mungekey -c -k "$tmp/munge.key" >/dev/null 2>&1 || die "mungekey failed"
 munged -S "$sock" --key-file="$tmp/munge.key" --log-file="$tmp/munged.log" \
@@ -65,13 +79,16 @@ head -c 1024 /dev/urandom >"$tmp/slurm.key"
 keyed=$("$after" --fabric-key-derive "$tmp/slurm.key" bench 1 1 0 3>&1 >/dev/null) ||
 	die "the key derivation failed"
 # slurmstepd on an auth/slurm node: running, libcrypto mapped, before the
-# clock starts; one fresh copy of it per node and step.
+# clock starts; one fresh copy of it per node and step, ready (answered on
+# ack) before each step's clock.
 ${CC:-cc} -std=gnu11 -O2 -I"$src/src/plugin" -I"$src/src/core" \
 	-o "$tmp/fabric-key-inproc" "$src/bench/fabric-key-inproc.c" \
-	"$src/src/plugin/step_key.c" || die "cannot build fabric-key-inproc.c"
-mkfifo "$tmp/inproc" "$tmp/key0" "$tmp/key1" "$tmp/key2" || die "mkfifo failed"
-exec {inproc}<>"$tmp/inproc"
-"$tmp/fabric-key-inproc" "$tmp/slurm.key" bench <"$tmp/inproc" &
+	"$src/src/plugin/step_key.c" "$src/src/core/protocol/step_key_io.c" ||
+	die "cannot build fabric-key-inproc.c"
+mkfifo "$tmp/inproc" "$tmp/ack" "$tmp/key0" "$tmp/key1" "$tmp/key2" ||
+	die "mkfifo failed"
+exec {inproc}<>"$tmp/inproc" {ack}<>"$tmp/ack"
+"$tmp/fabric-key-inproc" "$tmp/slurm.key" bench "$tmp/ack" <"$tmp/inproc" &
 inproc_pid=$!
 export LD_LIBRARY_PATH=$fake/cuda:$fake/nccl NCCL_SOCKET_IFNAME=lo
 uid=$(id -u)	# once: the plugin forks no id(1) per step
@@ -81,7 +98,7 @@ errors=0
 # node I HELPER [ARGS]: node I's helper; ARGS "key": the step key, from
 # the derivation started beside the helper into its pipe, as the plugin
 # does without libcrypto in slurmstepd (src/plugin/step_fabric_auth.c);
-# "inproc": derived by slurmstepd's stand-in before the helper starts.
+# "inproc": derived by slurmstepd's stand-in beside the helper's start.
 node() {
 	local i=$1 helper=$2 args
 	shift 2
@@ -94,7 +111,6 @@ node() {
 		"$helper" "${args[@]}" --fabric-key-fd 4 4<<<"$keyed"
 		return
 	elif [ "${1:-}" = inproc ]; then
-		echo "$tmp/key$i $$ $step $uid" >&"$inproc"
 		"$helper" "${args[@]}" --fabric-key-fd 4 4<"$tmp/key$i"
 		return
 	elif [ "${1:-}" != key ]; then
@@ -111,6 +127,15 @@ one() {
 	local name=$1 helper=$2 i t0 pids=() rc=0
 	shift 2
 	step=$((step + 1))
+	if [ "${1:-}" = inproc ]; then	# the step's slurmstepds, running
+		for i in 0 1 2; do
+			echo "$tmp/key$i $$ $step $uid" >&"$inproc"
+		done
+		for i in 0 1 2; do
+			read -r -t 10 -u "$ack" _ ||
+				die "fabric-key-inproc is not ready"
+		done
+	fi
 	t0=$EPOCHREALTIME
 	for i in 0 1 2; do
 		node "$i" "$helper" "$@" >/dev/null 2>"$tmp/err$i" &

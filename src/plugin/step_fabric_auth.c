@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,56 +54,151 @@ derive_child(char *const argv[], int key_w, int err_w)
 }
 
 /*
- * The step key derived here, where libcrypto is mapped (step_key.h): the
- * site key SITE read as root (as_root.h), the key written into a pipe
- * whose read end goes to *KEY_FD, every copy of both wiped.  -1 (WHY)
- * to take the exec path instead, nothing left open; with JOB's
- * priv_lost when the privileged section could not be left (the step
- * must fail).
+ * The derivation in slurmstepd (sn_fabric_key_job.thread): its inputs,
+ * read before the helper starts, and what it says when joined.
+ */
+struct sn_fabric_key_thread {
+	pthread_t tid;
+	struct sn_step_key_lib *lib;
+	unsigned char *site;		/* SN_STEP_KEY_SITE_MAX; wiped */
+	size_t site_len;
+	char cluster[sizeof(((struct sn_slurm_auth *)0)->cluster)];
+	uint32_t job, step, uid;
+	int key_w;			/* the pipe's write end; it closes it */
+	int rc;
+	double hook_ms, thread_ms;
+	char why[512];
+};
+
+/* HKDF, the key's line into the pipe, every copy wiped, the pipe closed:
+ * the helper then reads the key, or EOF (no key: fabric_setup). */
+static void *derive_thread(void *arg)
+{
+	struct sn_fabric_key_thread *t = arg;
+	unsigned char key[SN_STEP_KEY_BYTES];
+	double t0 = sn_clock_ms();
+
+	t->rc = sn_step_key_derive(t->lib, t->site, t->site_len, t->cluster,
+				   t->job, t->step, t->uid, key, t->why,
+				   sizeof(t->why));
+	explicit_bzero(t->site, t->site_len);
+	if (t->rc == 0)
+		t->rc = sn_step_key_write(t->key_w, key, t->why,
+					  sizeof(t->why));
+	explicit_bzero(key, sizeof(key));
+	close(t->key_w);
+	t->thread_ms = sn_clock_ms() - t0;
+	return NULL;
+}
+
+static void derive_free(struct sn_fabric_key_thread *t)
+{
+	if (t->site) {
+		explicit_bzero(t->site, SN_STEP_KEY_SITE_MAX);
+		munmap(t->site, SN_STEP_KEY_SITE_MAX);
+	}
+	sn_step_key_close(t->lib);
+	free(t);
+}
+
+/*
+ * The step key derived here, where libcrypto is mapped (step_key.h):
+ * the site key SITE read as root (as_root.h: process-wide, so here, in
+ * the calling thread), a pipe whose read end goes to *KEY_FD, and a
+ * thread (JOB's) that derives the key and writes it there while the
+ * helper starts: libcrypto's first set-up in a fresh slurmstepd (about
+ * 1 ms) is off the step's path, as the helper reads the key only when
+ * it joins, after its exec and local checks.  A thread, not a process:
+ * slurmstepd has threads already, and the helper's supervisor, forked
+ * meanwhile, calls only async-signal-safe functions (helper_child.c);
+ * the thread never outlives user_init (sn_step_fabric_auth_end joins
+ * it).  -1 (WHY) to take the exec path instead, nothing left open or
+ * running; with JOB's priv_lost when the privileged section could not
+ * be left (the step must fail).
  */
 static int derive_here(const char *site, const struct sn_slurm_auth *conf,
 		       const struct sn_job_ids *ids, int *key_fd,
 		       struct sn_fabric_key_job *job, char *why, size_t len)
 {
-	struct sn_step_key_lib *lib = sn_step_key_open(why, len);
+	struct sn_fabric_key_thread *t = calloc(1, sizeof(*t));
 	struct sn_priv priv = SN_PRIV_INIT;
-	unsigned char key[SN_STEP_KEY_BYTES], *buf;
+	sigset_t all, old;
 	int fds[2], rc = -1;
-	size_t n = 0;
 
-	if (!lib)
+	if (!t) {
+		snprintf(why, len, "out of memory");
 		return -1;
-	buf = malloc(SN_STEP_KEY_SITE_MAX);
-	if (buf && sn_priv_enter(&priv, "the fabric warmup's site key") == 0)
-		rc = sn_step_key_site_read(site, buf, &n, why, len);
+	}
+	/* Zeros in a process forked meanwhile (the helper's supervisor). */
+	t->site = mmap(NULL, SN_STEP_KEY_SITE_MAX, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->site == MAP_FAILED ||
+	    madvise(t->site, SN_STEP_KEY_SITE_MAX, MADV_WIPEONFORK) < 0) {
+		snprintf(why, len, "no memory for the site key: %s",
+			 strerror(errno));
+		if (t->site == MAP_FAILED)
+			t->site = NULL;
+		derive_free(t);
+		return -1;
+	}
+	if (!(t->lib = sn_step_key_open(why, len))) {
+		derive_free(t);
+		return -1;
+	}
+	if (sn_priv_enter(&priv, "the fabric warmup's site key") == 0)
+		rc = sn_step_key_site_read(site, t->site, &t->site_len, why,
+					   len);
 	else
-		snprintf(why, len, "%s", buf ? "not root" : "out of memory");
+		snprintf(why, len, "not root");
 	if (sn_priv_leave(&priv) < 0) {
 		job->priv_lost = true;
 		rc = -1;
 	}
-	if (rc == 0)
-		rc = sn_step_key_derive(lib, buf, n, conf->cluster, ids->job_id,
-					ids->step_id, (uint32_t)ids->uid, key,
-					why, len);
-	if (buf)
-		explicit_bzero(buf, n);
-	free(buf);
-	sn_step_key_close(lib);
 	if (rc == 0 && pipe2(fds, O_CLOEXEC) < 0) {
 		snprintf(why, len, "no pipe for the key: %s", strerror(errno));
 		rc = -1;
 	}
-	if (rc == 0) {
-		rc = sn_step_key_write(fds[1], key, why, len);
-		close(fds[1]);
-		if (rc == 0)
-			*key_fd = fds[0];
-		else
-			close(fds[0]);
+	if (rc < 0) {
+		derive_free(t);
+		return -1;
 	}
-	explicit_bzero(key, sizeof(key));
-	return rc;
+	snprintf(t->cluster, sizeof(t->cluster), "%s", conf->cluster);
+	t->job = ids->job_id;
+	t->step = ids->step_id;
+	t->uid = (uint32_t)ids->uid;
+	t->key_w = fds[1];
+	/* Every signal blocked in it: slurmstepd's go to its own threads,
+	 * and a write to a pipe whose reader left fails with EPIPE. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t->tid, NULL, derive_thread, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		snprintf(why, len, "no thread for the key: %s", strerror(rc));
+		close(fds[0]);
+		close(fds[1]);
+		derive_free(t);
+		return -1;
+	}
+	*key_fd = fds[0];
+	job->thread = t;
+	return 0;
+}
+
+/* The thread joined; its failure, or its times, to slurmd's log. */
+static void derive_join(struct sn_fabric_key_job *job, const char *node)
+{
+	struct sn_fabric_key_thread *t = job->thread;
+
+	pthread_join(t->tid, NULL);
+	if (t->rc < 0)
+		sn_log_error("fabric warmup on %s: the step key's derivation failed: %s",
+			     node, t->why);
+	else
+		sn_log_info("fabric warmup, job %u step %u: the step key derived in slurmstepd (libcrypto mapped) beside the helper's start: %.1f ms in user_init before it, %.1f ms in a thread",
+			    t->job, t->step, t->hook_ms, t->thread_ms);
+	derive_free(t);
+	job->thread = NULL;
 }
 
 /*
@@ -167,6 +264,7 @@ int sn_step_fabric_auth(const struct sn_plugin *p,
 	job->pid = -1;
 	job->err_fd = -1;
 	job->priv_lost = false;
+	job->thread = NULL;
 	if (!conf) {
 		snprintf(message, len, "fabric warmup: out of memory");
 		return -1;
@@ -184,8 +282,7 @@ int sn_step_fabric_auth(const struct sn_plugin *p,
 		rc = 0;
 	else if (derive_here(site_key(p, conf), conf, ids, key_fd, job, why,
 			     sizeof(why)) == 0) {
-		sn_log_info("fabric warmup, job %u step %u: the step key derived in slurmstepd (libcrypto mapped) in %.1f ms",
-			    ids->job_id, ids->step_id, sn_clock_ms() - t0);
+		job->thread->hook_ms = sn_clock_ms() - t0;
 		rc = 0;
 	} else if (job->priv_lost)
 		snprintf(message, len,
@@ -208,6 +305,8 @@ void sn_step_fabric_auth_end(struct sn_fabric_key_job *job, const char *node)
 	int status = 0;
 	pid_t rc;
 
+	if (job->thread)
+		derive_join(job, node);
 	if (job->pid <= 0)
 		return;
 	while ((rc = waitpid(job->pid, &status, WNOHANG)) == 0 &&

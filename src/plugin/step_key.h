@@ -6,7 +6,8 @@
  * finds it: spank_nccl.so never loads a library and has no DT_NEEDED on
  * libcrypto.  The same derivation as nccl-warmup --fabric-key-derive
  * (fabric_key.c; helper_protocol.h's SN_STEP_KEY_*), byte for byte
- * (tests/unit/test_step_key.c).  Libc only, no SPANK call: the bench's
+ * (tests/unit/test_step_key.c); the site key's read and the key's line
+ * are both's (protocol/step_key_io.h).  Libc only, no SPANK call: the bench's
  * stand-in for slurmstepd (bench/fabric-key-inproc.c) builds it too.
  */
 #ifndef SN_STEP_KEY_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "protocol/helper_protocol.h"
+#include "protocol/step_key_io.h"
 
 /* The libcrypto this process has: NULL or a handle from sn_step_key_open. */
 struct sn_step_key_lib;
@@ -27,24 +29,11 @@ struct sn_step_key_lib;
 struct sn_step_key_lib *sn_step_key_open(char *why, size_t len);
 void sn_step_key_close(struct sn_step_key_lib *lib);
 
-/*
- * The first SN_STEP_KEY_SITE_MAX bytes of the site key at PATH (not
- * following a symlink) into SITE (that size), *N its length; -1 (WHY)
- * if unreadable or shorter than SN_STEP_KEY_BYTES.  As the process is:
- * the caller takes root (as_root.h).
- */
-int sn_step_key_site_read(const char *path, unsigned char *site, size_t *n,
-			  char *why, size_t len);
-
 /* The step's key into OUT; -1 (WHY) if libcrypto fails. */
 int sn_step_key_derive(const struct sn_step_key_lib *lib,
 		       const unsigned char *site, size_t site_len,
 		       const char *cluster, uint32_t job, uint32_t step,
 		       uint32_t uid, unsigned char out[SN_STEP_KEY_BYTES],
 		       char *why, size_t len);
-
-/* KEY's line (hex and a newline, as the helper reads it) on FD. */
-int sn_step_key_write(int fd, const unsigned char key[SN_STEP_KEY_BYTES],
-		      char *why, size_t len);
 
 #endif

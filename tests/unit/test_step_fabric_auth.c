@@ -7,7 +7,7 @@
  * derivation needs root; under CI=true (root) it must run.  This program
  * has no libcrypto until the last tests load it, as auth_slurm.so does in
  * slurmstepd: before, the plugin takes the exec path; after, it derives
- * the key itself (step_key.c).
+ * the key itself (step_key.c), in a thread joined by the end call.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "pipe_testutil.h"
 #include "plugin_testutil.h"
 #include "root_testutil.h"
 #include "step_fabric_auth.h"
@@ -75,18 +77,6 @@ static int start(struct fixture *fx, const char *extra_arg, int *key_fd,
 	assert_int_equal(init_with(fx, S_CTX_REMOTE, NULL, extra_arg), 0);
 	message[0] = '\0';
 	return sn_step_fabric_auth(&fx->p, &ids, key_fd, job, message, len);
-}
-
-/* The key the derivation wrote, to its end (the pipe closed). */
-static void read_key(int fd, char *key, size_t len)
-{
-	size_t n = 0;
-	ssize_t r;
-
-	while (n < len - 1 && (r = read(fd, key + n, len - 1 - n)) > 0)
-		n += (size_t)r;
-	key[n] = '\0';
-	close(fd);
 }
 
 static int teardown_auth(void **state)
@@ -160,7 +150,7 @@ static void slurm_auth_derives_the_key(void **state)
 	assert_int_equal(rc, 0);
 	assert_true(fd >= 0);
 	assert_true(job.pid > 0);
-	read_key(fd, key, sizeof(key));
+	pipe_drain(fd, key, sizeof(key));
 	assert_string_equal(key, KEY_HEX);
 	sn_step_fabric_auth_end(&job, "n1");
 	assert_int_equal(job.pid, -1);
@@ -197,7 +187,7 @@ static void fabric_key_overrides_slurm_key(void **state)
 	assert_int_equal(start(fx, arg, &fd, &job, message, sizeof(message)),
 			 0);
 	assert_true(fd >= 0);
-	read_key(fd, key, sizeof(key));
+	pipe_drain(fd, key, sizeof(key));
 	assert_string_equal(key, KEY_HEX);
 	sn_step_fabric_auth_end(&job, "n1");
 	assert_int_equal(mock_spank()->n_errors, 0);
@@ -244,7 +234,7 @@ static void missing_key_is_logged(void **state)
 	assert_int_equal(start(fx, "fabric_auth=key", &fd, &job, message,
 			       sizeof(message)), 0);
 	assert_true(fd >= 0);
-	read_key(fd, key, sizeof(key));
+	pipe_drain(fd, key, sizeof(key));
 	assert_string_equal(key, "");
 	sn_step_fabric_auth_end(&job, "n3");
 	assert_int_equal(mock_spank()->n_errors, 1);
@@ -344,27 +334,111 @@ static int start_mapped(struct fixture *fx, bool no_return, int *key_fd,
 	return sn_step_fabric_auth(&fx->p, &ids, key_fd, job, message, len);
 }
 
-/* libcrypto mapped: the key derived in slurmstepd, the site key read in
- * the privileged section, the helper's pipe as from the exec path. */
+/* This process's threads (/proc/self/status). */
+static int n_threads(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* The lowest free descriptor (as the next pipe would get). */
+static int first_free_fd(void)
+{
+	int fd = dup(0);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return fd;
+}
+
+/*
+ * libcrypto mapped: the key derived in slurmstepd by a thread beside the
+ * helper's start, the site key read in the privileged section, the
+ * helper's pipe as from the exec path; after the end call no thread and
+ * no descriptor left.
+ */
 static void mapped_libcrypto_derives_here(void **state)
 {
 	struct fixture *fx = *state;
 	struct sn_fabric_key_job job;
 	char message[512], key[256];
-	int fd;
+	int fd, threads = n_threads(), free_fd = first_free_fd();
 
 	assert_int_equal(start_mapped(fx, false, &fd, &job, message,
 				      sizeof(message)), 0);
 	assert_int_equal(job.pid, -1);
+	assert_non_null(job.thread);
 	assert_true(fd >= 0);
-	read_key(fd, key, sizeof(key));
+	pipe_drain(fd, key, sizeof(key));
 	assert_string_equal(key, SITE_KEY_HEX);
 	assert_int_equal(mock_spank()->proc_set_calls, 4);
 	assert_int_equal(mock_spank()->proc.euid, 4242);
-	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
-				"fabric warmup, job 42 step 7: the step key derived in slurmstepd (libcrypto mapped)"));
 	sn_step_fabric_auth_end(&job, "n1");
+	assert_null(job.thread);
 	assert_int_equal(mock_spank()->n_errors, 0);
+	assert_true(mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"fabric warmup, job 42 step 7: the step key derived in slurmstepd (libcrypto mapped) beside the helper's start: "));
+	assert_int_equal(n_threads(), threads);
+	assert_int_equal(first_free_fd(), free_fd);
+}
+
+/*
+ * The thread's HKDF fails (an openssl.cnf that leaves only the null
+ * provider, read on libcrypto's first use: so in a child, before this
+ * process uses it): the pipe closes with no key (the helper fails as
+ * fabric_setup), the reason to slurmd's log, no exec path, nothing left.
+ */
+static void a_failed_derivation_is_reported(void **state)
+{
+	struct fixture *fx = *state;
+	char cnf[192];
+	int status;
+	pid_t pid;
+
+	path_in(fx, "null.cnf", cnf, sizeof(cnf));
+	write_file(cnf, "openssl_conf = init\n[init]\nproviders = prov\n"
+			"[prov]\nnull = null_sect\n[null_sect]\nactivate = 1\n",
+		   0644);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sn_fabric_key_job job;
+		char message[512], key[256];
+		int fd, threads, free_fd, rc;
+
+		setenv("OPENSSL_CONF", cnf, 1);
+		threads = n_threads();
+		free_fd = first_free_fd();
+		rc = start_mapped(fx, false, &fd, &job, message,
+				  sizeof(message));
+		if (rc != 0 || fd < 0 || !job.thread || job.pid != -1)
+			_exit(10);
+		pipe_drain(fd, key, sizeof(key));
+		sn_step_fabric_auth_end(&job, "n4");
+		if (key[0] || job.thread || job.pid != -1)
+			_exit(11);
+		if (mock_spank()->n_errors != 1 ||
+		    !strstr(mock_spank()->errors[0],
+			    "fabric warmup on n4: the step key's derivation failed: HKDF-SHA256 failed (libcrypto.so.3)"))
+			_exit(12);
+		if (mock_logged(mock_spank()->info, mock_spank()->n_info,
+				"the step key derived"))
+			_exit(13);
+		_exit(n_threads() == threads && first_free_fd() == free_fd ?
+		      0 : 14);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unlink(cnf);
 }
 
 /* The privileged section not left: no key, no exec path, the step fails. */
@@ -396,7 +470,9 @@ int main(void)
 		T(missing_key_is_logged),
 		T(no_pipe_is_told),
 		T(hung_derivation_is_killed),
-		/* Last: they load libcrypto, which stays. */
+		/* Last: they load libcrypto, which stays; the first loads
+		 * it in a child, before this process sets it up. */
+		T(a_failed_derivation_is_reported),
 		T(mapped_libcrypto_derives_here),
 		T(a_section_not_left_fails_the_step),
 #undef T

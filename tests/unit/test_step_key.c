@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "fabric_key.h"
+#include "pipe_testutil.h"
 #include "step_key.h"
 
 #define SITE "spank-nccl test site key, 40 bytes long."
@@ -45,18 +46,6 @@ static void write_site(const char *name, const char *text)
 	close(fd);
 }
 
-/* What a pipe holds once its write end is closed. */
-static void drain(int fd, char *out, size_t len)
-{
-	size_t n = 0;
-	ssize_t r;
-
-	while (n < len - 1 && (r = read(fd, out + n, len - 1 - n)) > 0)
-		n += (size_t)r;
-	out[n] = '\0';
-	close(fd);
-}
-
 /* The plugin's path: site file -> key -> its line on a pipe. */
 static void plugin_line(const char *site_path, char *line, size_t len)
 {
@@ -78,7 +67,7 @@ static void plugin_line(const char *site_path, char *line, size_t len)
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(sn_step_key_write(p[1], key, why, sizeof(why)), 0);
 	close(p[1]);
-	drain(p[0], line, len);
+	pipe_drain(p[0], line, len);
 }
 
 /* The helper's path: nccl-warmup --fabric-key-derive, descriptor 3. */
@@ -98,7 +87,7 @@ static void helper_line(const char *site_path, char *line, size_t len)
 		_exit(fabric_key_derive_main(7, argv));
 	}
 	close(p[1]);
-	drain(p[0], line, len);
+	pipe_drain(p[0], line, len);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

@@ -21,6 +21,7 @@
 #include "base/strutil.h"
 #include "fabric/fabric_msg.h"
 #include "protocol/helper_protocol.h"
+#include "protocol/step_key_io.h"
 
 #define MAC_HEX (2 * 32)
 
@@ -252,12 +253,10 @@ int fabric_key_derive_main(int argc, char **argv)
 {
 	static unsigned char site[FABRIC_SITE_KEY_MAX];
 	unsigned char key[FABRIC_KEY_BYTES];
-	char out[2 * FABRIC_KEY_BYTES + 2];
 	struct sn_error e = { .msg = "" };
 	uint32_t ids[3];
 	size_t len = 0;
-	ssize_t n;
-	int fd;
+	int rc;
 
 	/*
 	 * No openssl.cnf, nor the legacy name tables (EVP_get_*byname):
@@ -270,26 +269,14 @@ int fabric_key_derive_main(int argc, char **argv)
 	    parse_u32(argv[5], &ids[1]) < 0 || parse_u32(argv[6], &ids[2]) < 0)
 		return derive_fail("usage: nccl-warmup " SN_HELPER_FABRIC_KEY_DERIVE,
 				   " SITE_KEY CLUSTER JOB STEP UID");
-	fd = open(argv[2], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return derive_fail("cannot read the site key ", argv[2]);
-	while (len < sizeof(site) &&
-	       ((n = read(fd, site + len, sizeof(site) - len)) > 0 ||
-		(n < 0 && errno == EINTR)))
-		len += n > 0 ? (size_t)n : 0;
-	close(fd);
-	if (len < FABRIC_KEY_BYTES)
-		return derive_fail("shorter than 32 bytes: the site key ",
-				   argv[2]);
-	if (fabric_key_derive(site, len, argv[3], ids[0], ids[1], ids[2], key,
-			      &e) < 0)
+	if (sn_step_key_site_read(argv[2], site, &len, e.msg,
+				  sizeof(e.msg)) < 0)
 		return derive_fail(e.msg, "");
+	rc = fabric_key_derive(site, len, argv[3], ids[0], ids[1], ids[2], key,
+			       &e);
 	OPENSSL_cleanse(site, len);
-	hex(key, sizeof(key), out);
+	if (rc == 0)
+		rc = sn_step_key_write(3, key, e.msg, sizeof(e.msg));
 	OPENSSL_cleanse(key, sizeof(key));
-	strcat(out, "\n");
-	if (write(3, out, strlen(out)) != (ssize_t)strlen(out))
-		return derive_fail("cannot write the step key on descriptor 3", "");
-	OPENSSL_cleanse(out, sizeof(out));
-	return 0;
+	return rc < 0 ? derive_fail(e.msg, "") : 0;
 }
