@@ -43,6 +43,9 @@ static int run_all(struct wu_run *run)
 	/* Fabric mode sets NCCL's log variables first (wu_fabric_run). */
 	if (run->opt.mode == SN_WARMUP_MODE_FABRIC)
 		return wu_fabric_run(run, &cu);
+	/* NVML's init and GPU handles beside cuInit; its readings wait for
+	 * cuInit's end (wu_health_nccl_load).  No setenv() from here on. */
+	wu_health_start(run);
 	code = wu_gpus_enumerate(run, &cu);
 	if (code)
 		return code;

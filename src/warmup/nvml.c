@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The GPU health checks' NVML side (issue 24): loads the driver's
- * libnvidia-ml.so.1 at run time (nvml_api.h declares what is used) and
- * reads every GPU NVML can open on a thread of its own while cuInit runs
- * (wu_health_start), so that the wait is hidden behind the driver's own
- * start; then matches the step's GPUs to those readings by UUID, and
+ * libnvidia-ml.so.1 at run time (nvml_api.h declares what is used),
+ * initialises it and opens every GPU NVML can open, each on a thread of
+ * its own, while cuInit runs (wu_health_start); reads them once cuInit is
+ * done (wu_health_cuda_ready); then matches the step's GPUs to those
+ * readings by UUID, and
  * reads any left over (MIG instances, an NVML without enumeration) by PCI
  * bus ID, else UUID.  Readings are taken before any CUDA context, so the
  * memory in use is other processes', and a GPU held by another job is
@@ -98,14 +99,19 @@ static bool all_off(const struct sn_health_policy *p)
 }
 
 /*
- * The boot: dlopen + nvmlInit_v2 (20-23 ms on 4 H200s), then every GPU
- * NVML enumerates, each on a thread of its own: handle, UUID, readings
- * (a handle ~7 ms and a GPU's first queries ~8 ms there, partly serial
- * inside the driver).  wu_health_start begins it after cuInit, beside
- * NCCL's load (phases.c says why).  Every GPU NVML has, matched to the
- * step's by UUID (only_visible narrows it where CUDA_VISIBLE_DEVICES
- * allows).  The readings of GPUs that are not the step's are never
- * shown, and their processes' users are never looked up.
+ * The boot: dlopen + nvmlInit_v2 (18 ms on 4 H200s), then every GPU NVML
+ * enumerates, each on a thread of its own: handle and UUID (the first
+ * ~9 ms, the other three ~5 ms more), then, once cuInit is done, the
+ * readings (~29 ms for four: the driver serves them mostly one after
+ * another).  The driver also serves NVML and cuInit in turn: what NVML
+ * does beside cuInit makes cuInit longer.  Init and handles beside it
+ * cost less there than after it, the readings did not (7 ms less added
+ * in check mode on 4 H200s, median of 20 paired runs; the readings
+ * beside cuInit made it 76 ms longer: docs/dev/benchmarks.md, 12-14).
+ * Every GPU NVML has, matched to the step's by UUID (only_visible
+ * narrows it where CUDA_VISIBLE_DEVICES allows).  The readings of GPUs
+ * that are not the step's are never shown, and their processes' users
+ * are never looked up.
  */
 struct nvml_seen {
 	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
@@ -132,6 +138,7 @@ struct wu_nvml_boot {
 	/* NVML indices to enumerate: all, or CUDA_VISIBLE_DEVICES's. */
 	bool only_some;
 	bool only[WU_MAX_GPUS];
+	bool cuda_ready;		/* cuInit done: read (under lock) */
 };
 
 /* Under B's lock: what waiters in seen_wait look at. */
@@ -163,6 +170,10 @@ static void *read_index(void *arg)
 	found = n->by_index(s->index, &dev) == NVML_SUCCESS &&
 		n->uuid(dev, uuid, sizeof(uuid)) == NVML_SUCCESS;
 	seen_named(s, found ? uuid : "");
+	pthread_mutex_lock(&s->boot->lock);
+	while (found && !s->boot->cuda_ready)
+		pthread_cond_wait(&s->boot->changed, &s->boot->lock);
+	pthread_mutex_unlock(&s->boot->lock);
 	if (found) {
 		/* Written before seen_done's unlock, read after its lock. */
 		sn_gpu_health_unknown(&s->h);
@@ -331,9 +342,9 @@ static bool read_all(struct wu_run *run, struct wu_health *hs)
 	struct wu_nvml_boot *b;
 	int ordinals[WU_MAX_GPUS];
 
-	/* Started beside NCCL's load (wu_health_nccl_load), or here. */
+	/* Started beside cuInit (run_all), or here. */
 	wu_doing(run, "nvmlInit_v2 (" WU_LIBNVML ")");
-	if (!run->nvml_boot && wu_health_start(run) != 0) {
+	if (wu_health_cuda_ready(run) != 0) {
 		snprintf(hs->why_not, sizeof(hs->why_not),
 			 "no memory or thread for loading NVML");
 		return false;
@@ -403,7 +414,7 @@ static void only_visible(struct wu_nvml_boot *b)
 	b->only_some = true;
 }
 
-int wu_health_start(struct wu_run *run)
+static int health_start(struct wu_run *run, bool cuda_ready)
 {
 	struct wu_nvml_boot *b;
 
@@ -415,6 +426,7 @@ int wu_health_start(struct wu_run *run)
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->changed, NULL);
 	only_visible(b);
+	b->cuda_ready = cuda_ready;
 	if (pthread_create(&b->thread, NULL, nvml_boot, b) != 0) {
 		pthread_cond_destroy(&b->changed);
 		pthread_mutex_destroy(&b->lock);
@@ -422,6 +434,24 @@ int wu_health_start(struct wu_run *run)
 		return -1;
 	}
 	run->nvml_boot = b;
+	return 0;
+}
+
+int wu_health_start(struct wu_run *run)
+{
+	return health_start(run, false);
+}
+
+int wu_health_cuda_ready(struct wu_run *run)
+{
+	struct wu_nvml_boot *b = run->nvml_boot;
+
+	if (!b)
+		return health_start(run, true);
+	pthread_mutex_lock(&b->lock);
+	b->cuda_ready = true;
+	pthread_cond_broadcast(&b->changed);
+	pthread_mutex_unlock(&b->lock);
 	return 0;
 }
 

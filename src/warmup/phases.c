@@ -8,10 +8,11 @@ int wu_health_nccl_load(struct wu_run *run, struct wu_nccl *nccl)
 	int loaded, health;
 
 	/*
-	 * NVML after cuInit, not beside it: both go through the driver,
-	 * which served them in turn -- cuInit took 76 ms longer beside
-	 * NVML on 4 H200s (check mode; docs/dev/benchmarks.md), while
-	 * NCCL's dlopen and NVML do not wait on each other.  No setenv()
+	 * NVML's readings after cuInit, not beside it: both go through the
+	 * driver, which served them in turn -- cuInit took 76 ms longer
+	 * beside them on 4 H200s (check mode; docs/dev/benchmarks.md);
+	 * NVML's init and handles started beside cuInit (run_all), NCCL's
+	 * dlopen does not wait on NVML.  No setenv()
 	 * until wu_health_check has joined NVML's threads: they call
 	 * getenv(), and glibc's setenv may move the environment under a
 	 * concurrent getenv (SIGSEGV).  Check mode loads NCCL too: every
@@ -24,7 +25,7 @@ int wu_health_nccl_load(struct wu_run *run, struct wu_nccl *nccl)
 		health = wu_health_check(run);
 		return health ? health : wu_nccl_load(run, nccl);
 	}
-	wu_health_start(run);
+	wu_health_cuda_ready(run);
 	loaded = wu_nccl_load(run, nccl);
 	/* Before any context: another process's memory is named here, not
 	 * met as an out-of-memory in cuDevicePrimaryCtxRetain. */

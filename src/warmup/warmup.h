@@ -240,13 +240,15 @@ int wu_gpus_create_contexts(struct wu_run *run, struct wu_cu *cu);
 
 /*
  * nvml.c: the GPU health checks.  wu_health_start loads and initialises
- * NVML on a thread after cuInit (-1: out of memory or threads, the
- * check then says NVML was not checked); wu_health_check, before
- * contexts, joins it (or does it in line) and reads the step's GPUs
- * (phases.c: wu_health_nccl_load).
+ * NVML and opens the GPUs on threads beside cuInit (-1: out of memory or
+ * threads, the check then says NVML was not checked);
+ * wu_health_cuda_ready, once cuInit is done, lets them read the GPUs
+ * (or starts it all then); wu_health_check, before contexts, joins it
+ * and matches the step's GPUs (phases.c: wu_health_nccl_load).
  */
 struct wu_nvml_boot;
 int wu_health_start(struct wu_run *run);
+int wu_health_cuda_ready(struct wu_run *run);
 int wu_health_check(struct wu_run *run);
 
 /* one_gpu.c: a 1-GPU node's limits, said and enforced */
