@@ -79,8 +79,11 @@ done
 
 # A port range of this test's own, derived from its PID so that parallel
 # make check runs do not meet; ports go lo..lo+99, below Linux's
-# ephemeral ports (32768-60999), which the clients' own sockets take.
-lo=$(( 20000 + ($$ % 120) * 100 ))
+# ephemeral ports (32768-60999), which the clients' own sockets take, and
+# below 28000: the fake NCCL's RAS listens on 28028 (NCCL's default) in
+# whichever helper of a parallel test has a communicator, and the
+# plugin's per-step RAS ports start at 28100 (config/ras.h).
+lo=$(( 20000 + ($$ % 80) * 100 ))
 hi=$(( lo + 99 ))
 job=$(( $$ % 100000 ))
 step=0
