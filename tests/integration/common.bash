@@ -263,6 +263,14 @@ sn_fake_env() {
 	sn_node_fake_from_env
 }
 
+# NODE's state (sinfo %T) once its last job has left it: srun and sbatch
+# return before slurmd's epilog and its report reach slurmctld, so a
+# node is "completing" (or still "mixed") for a moment after its job.
+sn_node_settled() {
+	sn__wait_for 300 sh -c "sinfo -h -N -o %T -n '$1' | grep -qvE '^(completing|mixed|allocated)'"
+	sinfo -h -N -o %T -n "$1"
+}
+
 # The FAKE_* this test exported (FAKE_CUDA_LOG aside: it counts the
 # job's helper runs) as the nodes' fake hardware (sn_node_fake).
 sn_node_fake_from_env() {

@@ -92,6 +92,6 @@ teardown() {
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
 	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the Prolog's check did not run"
-	[ "$(sinfo -h -N -o %T -n n1)" = idle ] ||
+	[ "$(sn_node_settled n1)" = idle ] ||
 		sn_fail "node $(sinfo -h -N -o %T -n n1)"
 }

@@ -70,12 +70,14 @@ setup() {
 # alike) before the node is resumed, and a job found on the node while
 # resuming is cancelled again.
 teardown() {
+	stuck=0
 	sn__wait_for 600 no_jobs_left ||
 		sn_fail "teardown: jobs still queued: $(squeue -h -o '%i %T %r')"
 	# Resume until idle: on a slow machine a late prolog-failure report
 	# from slurmd can drain the node again after a first resume.
-	sn__wait_for 600 resume_until_idle ||
-		sn_fail "teardown: node n1 $(node_state): $(node_reason); queue: $(squeue -h -o '%i %T %r')"
+	sn__wait_for 600 resume_until_idle && return 0
+	{ scontrol show node n1; scontrol show job; tail -n 60 "$(sn_slurmctld_log)"; } >&2
+	sn_fail "teardown: node n1 $(node_state): $(node_reason); queue: $(squeue -h -o '%i %T %r')"
 }
 
 # Cancels every job in the queue; true once none is left.
@@ -95,7 +97,18 @@ resume_until_idle() {
 	case $state in
 	*drain* | *down* | *fail*)
 		sn_timeout scontrol update nodename=n1 state=resume ;;
-	*) no_jobs_left ;;
+	*)
+		no_jobs_left || return 1
+		# No job left and still not idle: "idle*" (slurmctld marks a
+		# resumed node not responding until a ping answers) or "mixed"
+		# (a cancelled job's resources still counted).  Normally gone
+		# within 6 rounds (30 runs of this file); twice in ~40 runs on
+		# 22.05 one stayed 60 s.  A reconfigure rebuilds the counts and
+		# has slurmd register again: asked for after 50 rounds.
+		if ((++stuck == 50)); then
+			echo "# teardown: n1 $state with no job after $stuck rounds: scontrol reconfigure" >&3
+			sn_timeout scontrol reconfigure
+		fi ;;
 	esac
 	return 1
 }
@@ -140,7 +153,7 @@ wait_drained() {
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
 	[ "$(sn_fake_loads)" -eq 1 ] ||
 		sn_fail "the check ran $(sn_fake_loads) times, expected 1"
-	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	[ "$(sn_node_settled n1)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 }
 
 @test "prolog: a job without GPUs is not checked" {
@@ -158,7 +171,7 @@ wait_drained() {
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
 	[ "$(sn_fake_loads)" -eq 1 ] || sn_fail "the check did not run"
-	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	[ "$(sn_node_settled n1)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 }
 
 @test "prolog fails (duplicate bus ID): node drained with the failure, batch job requeued" {
@@ -208,7 +221,7 @@ wait_drained() {
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
 	[ "$(sn_fake_loads)" -eq 0 ] || sn_fail "the check ran"
-	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	[ "$(sn_node_settled n1)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 	run_prolog
 	sn_assert_status 0
 	[[ $stderr == "spank-nccl: $(prolog_conf):6: MODE=fast: expected check, comm or bandwidth; job not checked (fix it, then: nccl-warmup-prolog --check)" ]] ||
@@ -278,7 +291,7 @@ $(prolog_conf):8: TIMEOUT=ten: expected whole seconds" ] || sn_fail "--check: $o
 	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
-	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	[ "$(sn_node_settled n1)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 	run --separate-stderr env -i SLURM_JOB_ID=0 CUDA_VISIBLE_DEVICES=0,1 \
 		NCCL_WARMUP_PROLOG_CONF="$(prolog_conf)" "$alt"
 	sn_assert_status 0
@@ -290,7 +303,7 @@ $(prolog_conf):8: TIMEOUT=ten: expected whole seconds" ] || sn_fail "--check: $o
 	run --separate-stderr sn_srun -n1 touch "$MARKER"
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
-	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	[ "$(sn_node_settled n1)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 }
 
 @test "prolog: a job without GPUs: one log line, exit 0" {
@@ -451,7 +464,7 @@ time_check() {
 	run --separate-stderr sn_srun -n1 --gres=gpu:2 touch "$MARKER"
 	sn_assert_status 0
 	[ -e "$MARKER" ] || sn_fail "the job did not run"
-	[ "$(node_state)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
+	[ "$(sn_node_settled n1)" = idle ] || sn_fail "node $(node_state): $(node_reason)"
 }
 
 # sinfo -R is everyone's: a GPU held by another user's process drains the

@@ -313,7 +313,7 @@ S
 	sn_sbatch_run "$script" || sn_fail "sbatch failed"
 	[ "$SN_JOB_EXIT" != "0:0" ] || sn_fail "job succeeded: $SN_JOB_OUT"
 	assert_tasks_blocked
-	state=$(sn_timeout sinfo -h -n n1 -o %T)
+	state=$(sn_node_settled n1)
 	[ "$state" = idle ] || sn_fail "node n1 is $state after the failed job"
 	sn_assert_msg '[Dd]uplicate|same PCI bus ID' "$SN_JOB_OUT"
 }
