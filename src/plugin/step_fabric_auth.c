@@ -22,7 +22,8 @@
 #include "step_key.h"
 #include "base/strutil.h"
 
-/* How long the derivation may outlive the helper before it is killed. */
+/* How long the derivation may outlive the helper before it is killed
+ * (a process) or left behind (a thread). */
 #define DERIVE_REAP_MS 2000
 
 /* plugstack.conf's fabric_key=, else the slurm.key beside slurm.conf. */
@@ -111,8 +112,8 @@ static void derive_free(struct sn_fabric_key_thread *t)
  * it joins, after its exec and local checks.  A thread, not a process:
  * slurmstepd has threads already, and the helper's supervisor, forked
  * meanwhile, calls only async-signal-safe functions (helper_child.c);
- * the thread never outlives user_init (sn_step_fabric_auth_end joins
- * it).  -1 (WHY) to take the exec path instead, nothing left open or
+ * sn_step_fabric_auth_end joins it before user_init returns (or leaves
+ * it, stuck, DERIVE_REAP_MS after the helper).  -1 (WHY) to take the exec path instead, nothing left open or
  * running; with JOB's priv_lost when the privileged section could not
  * be left (the step must fail).
  */
@@ -185,12 +186,36 @@ static int derive_here(const char *site, const struct sn_slurm_auth *conf,
 	return 0;
 }
 
-/* The thread joined; its failure, or its times, to slurmd's log. */
+/*
+ * The thread joined; its failure, or its times, to slurmd's log.  Joined
+ * for at most DERIVE_REAP_MS past the helper, as the exec path is reaped:
+ * a thread stuck in libcrypto (a lock held by another thread, a provider
+ * module that never loads) must not hold slurmstepd in user_init.  Such a
+ * thread is left detached with its memory, the site key's copy wiped under
+ * it; the helper, which never got a key, has failed as fabric_setup.
+ */
 static void derive_join(struct sn_fabric_key_job *job, const char *node)
 {
 	struct sn_fabric_key_thread *t = job->thread;
+	struct timespec until;
+	int rc;
 
-	pthread_join(t->tid, NULL);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += DERIVE_REAP_MS / 1000;
+	until.tv_nsec += (long)(DERIVE_REAP_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_timedjoin_np(t->tid, NULL, &until);
+	job->thread = NULL;
+	if (rc == ETIMEDOUT) {
+		explicit_bzero(t->site, SN_STEP_KEY_SITE_MAX);
+		pthread_detach(t->tid);
+		sn_log_error("fabric warmup on %s: the step key's derivation in slurmstepd did not end %d ms after the helper (stuck in libcrypto?): left running, no key given",
+			     node, DERIVE_REAP_MS);
+		return;
+	}
 	if (t->rc < 0)
 		sn_log_error("fabric warmup on %s: the step key's derivation failed: %s",
 			     node, t->why);
@@ -198,7 +223,6 @@ static void derive_join(struct sn_fabric_key_job *job, const char *node)
 		sn_log_info("fabric warmup, job %u step %u: the step key derived in slurmstepd (libcrypto mapped) beside the helper's start: %.1f ms in user_init before it, %.1f ms in a thread",
 			    t->job, t->step, t->hook_ms, t->thread_ms);
 	derive_free(t);
-	job->thread = NULL;
 }
 
 /*

@@ -11,14 +11,17 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "pipe_testutil.h"
 #include "plugin_testutil.h"
 #include "root_testutil.h"
@@ -441,6 +444,64 @@ static void a_failed_derivation_is_reported(void **state)
 	unlink(cnf);
 }
 
+/*
+ * The thread never returns (an openssl.cnf whose provider module is a
+ * FIFO: libcrypto's first use blocks in its open, in a child as above):
+ * the end call returns after DERIVE_REAP_MS, not never, with the reason
+ * in slurmd's log and the thread left.  Nothing reaches the pipe.
+ */
+static void a_stuck_derivation_is_left(void **state)
+{
+	struct fixture *fx = *state;
+	char cnf[192], fifo[192], text[512];
+	int status;
+	pid_t pid;
+
+	path_in(fx, "stuck.cnf", cnf, sizeof(cnf));
+	path_in(fx, "stuck.so", fifo, sizeof(fifo));
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(text, sizeof(text),
+		 "openssl_conf = init\n[init]\nproviders = prov\n"
+		 "[prov]\nstuck = stuck_sect\n[stuck_sect]\nmodule = %s\n"
+		 "activate = 1\n", fifo);
+	write_file(cnf, text, 0644);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sn_fabric_key_job job;
+		char message[512];
+		struct pollfd pfd;
+		int fd, threads;
+		double t0;
+
+		alarm(30);	/* the old unbounded join: fail, not hang */
+		setenv("OPENSSL_CONF", cnf, 1);
+		threads = n_threads();
+		if (start_mapped(fx, false, &fd, &job, message,
+				 sizeof(message)) != 0 || fd < 0 || !job.thread)
+			_exit(10);
+		t0 = sn_clock_ms();
+		sn_step_fabric_auth_end(&job, "n5");
+		if (job.thread || sn_clock_ms() - t0 < 1500)
+			_exit(11);
+		if (mock_spank()->n_errors != 1 ||
+		    !strstr(mock_spank()->errors[0],
+			    "fabric warmup on n5: the step key's derivation in slurmstepd did not end 2000 ms after the helper (stuck in libcrypto?): left running, no key given"))
+			_exit(12);
+		/* Stuck, not ended: the thread is still there, the pipe
+		 * still open and empty. */
+		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (n_threads() != threads + 1 || poll(&pfd, 1, 0) != 0)
+			_exit(13);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unlink(cnf);
+	unlink(fifo);
+}
+
 /* The privileged section not left: no key, no exec path, the step fails. */
 static void a_section_not_left_fails_the_step(void **state)
 {
@@ -473,6 +534,7 @@ int main(void)
 		/* Last: they load libcrypto, which stays; the first loads
 		 * it in a child, before this process sets it up. */
 		T(a_failed_derivation_is_reported),
+		T(a_stuck_derivation_is_left),
 		T(mapped_libcrypto_derives_here),
 		T(a_section_not_left_fails_the_step),
 #undef T
