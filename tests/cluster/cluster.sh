@@ -540,6 +540,18 @@ sn__kill_pidfile() {
 	rm -f "$pidfile"
 }
 
+# Every slurmctld and slurmd still running with CONF.  Since 23.11,
+# `scontrol reconfigure` has each daemon start a new copy of itself in a
+# new process, which writes its pid file later: one stopped by its pid file
+# meanwhile left the copy running (26.05, prolog.bats's teardown).
+sn__kill_conf_daemons() {
+	local pattern="slurm(ctld|d) -f $1( |\$)" tries=50
+	pkill -KILL -f "$pattern" 2>/dev/null
+	while ((tries-- > 0)) && pgrep -f "$pattern" >/dev/null; do
+		sleep 0.1
+	done
+}
+
 # slurmstepd processes of this cluster (not of another cluster on the
 # same machine, whose job ids are the same small numbers): they keep the
 # node's log file under the cluster directory open.  Two processes
@@ -570,6 +582,7 @@ sn__cluster_stop() {
 		kill -KILL "$pid" 2>/dev/null
 	done
 	sn__kill_pidfile "$d/run/slurmctld.pid" slurmctld
+	sn__kill_conf_daemons "$d/etc/slurm.conf"
 	sn__kill_pidfile "$d/munge/munged.pid" munged
 	! mountpoint -q "$d" || umount -l "$d"
 	sn__teardown_netns
