@@ -113,9 +113,9 @@ static void derive_free(struct sn_fabric_key_thread *t)
  * slurmstepd has threads already, and the helper's supervisor, forked
  * meanwhile, calls only async-signal-safe functions (helper_child.c);
  * sn_step_fabric_auth_end joins it before user_init returns (or leaves
- * it, stuck, DERIVE_REAP_MS after the helper).  -1 (WHY) to take the exec path instead, nothing left open or
- * running; with JOB's priv_lost when the privileged section could not
- * be left (the step must fail).
+ * it, stuck, DERIVE_REAP_MS after the helper).  -1 (WHY) to take the
+ * exec path instead, nothing left open or running; with JOB's priv_lost
+ * when the privileged section could not be left (the step must fail).
  */
 static int derive_here(const char *site, const struct sn_slurm_auth *conf,
 		       const struct sn_job_ids *ids, int *key_fd,
