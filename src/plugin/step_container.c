@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "helper_exec.h"
 #include "protocol/helper_protocol.h"
 #include "plugin.h"
@@ -353,24 +354,7 @@ static void gate_deadline(const struct sn_plugin *p, struct timespec *ts)
 	unsigned int ms = p->cfg.warmup_timeout_s * 1000 + SN_WARMUP_SLACK_MS +
 			  SN_WARMUP_KILL_GRACE_MS + 5000;
 
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-static int ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	ms = (deadline->tv_sec - now.tv_sec) * 1000L +
-	     (deadline->tv_nsec - now.tv_nsec) / 1000000L;
-	return ms < 0 ? 0 : (int)ms;
+	sn_clock_wall_after(ms, ts);
 }
 
 /*
@@ -409,7 +393,7 @@ static void warm(struct sn_plugin *p, spank_t sp,
 	rc = write(p->pid_fd, &pid, sizeof(pid)) == (ssize_t)sizeof(pid);
 	if (rc) {
 		do {
-			rc = poll(&pfd, 1, ms_left(deadline));
+			rc = poll(&pfd, 1, sn_clock_wall_left_ms(deadline));
 		} while (rc < 0 && errno == EINTR);
 		rc = rc > 0 && read(p->verdict_fd, &byte, 1) == 1;
 	}

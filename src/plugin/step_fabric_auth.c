@@ -200,13 +200,7 @@ static void derive_join(struct sn_fabric_key_job *job, const char *node)
 	struct timespec until;
 	int rc;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += DERIVE_REAP_MS / 1000;
-	until.tv_nsec += (long)(DERIVE_REAP_MS % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	sn_clock_wall_after(DERIVE_REAP_MS, &until);
 	rc = pthread_timedjoin_np(t->tid, NULL, &until);
 	job->thread = NULL;
 	if (rc == ETIMEDOUT) {

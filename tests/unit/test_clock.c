@@ -93,6 +93,34 @@ static void test_deadline_future(void **state)
 	assert_int_equal(sn_deadline_min(hour, far).at_ms, hour.at_ms);
 }
 
+/*
+ * The CLOCK_REALTIME deadline of the POSIX timed waits: normalised
+ * (a carry into tv_sec), between two readings of that clock, and the
+ * whole milliseconds left, 0 once past.
+ */
+static void test_wall_deadline(void **state)
+{
+	struct timespec before, after, ts;
+	int64_t lo, hi, at, left;
+
+	(void)state;
+	clock_gettime(CLOCK_REALTIME, &before);
+	sn_clock_wall_after(2999, &ts);
+	clock_gettime(CLOCK_REALTIME, &after);
+	assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+	at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	lo = (int64_t)before.tv_sec * 1000000000 + before.tv_nsec;
+	hi = (int64_t)after.tv_sec * 1000000000 + after.tv_nsec;
+	assert_true(at >= lo + 2999000000LL && at <= hi + 2999000000LL);
+	left = sn_clock_wall_left_ms(&ts);
+	assert_true(left >= 1 && left <= 2999);
+
+	sn_clock_wall_after(-5000, &ts);
+	assert_int_equal(sn_clock_wall_left_ms(&ts), 0);
+	sn_clock_wall_after(0, &ts);
+	assert_int_equal(sn_clock_wall_left_ms(&ts), 0);
+}
+
 static volatile sig_atomic_t alarms;
 
 static void on_alarm(int sig)
@@ -132,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_past),
 		cmocka_unit_test(test_deadline_future),
 		cmocka_unit_test(test_deadline_sleep),
+		cmocka_unit_test(test_wall_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,28 @@ double sn_clock_wall_s(void)
 	return read_ms(CLOCK_REALTIME) / 1e3;
 }
 
+void sn_clock_wall_after(int64_t ms, struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+int sn_clock_wall_left_ms(const struct timespec *ts)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	ms = (ts->tv_sec - now.tv_sec) * 1000L +
+	     (ts->tv_nsec - now.tv_nsec) / 1000000L;
+	return ms < 0 ? 0 : (int)ms;
+}
+
 struct sn_deadline sn_deadline_after(double start_ms, int64_t ms)
 {
 	/* Truncation is the floor: the clock is positive (time since boot). */

@@ -27,6 +27,15 @@ double sn_clock_ms(void);
 /* Wall-clock seconds since the epoch: the time stamp of a record. */
 double sn_clock_wall_s(void);
 
+/*
+ * For the waits whose deadline POSIX gives on CLOCK_REALTIME
+ * (pthread_mutex_timedlock, pthread_timedjoin_np): *TS set MS from now
+ * on that clock, and the whole milliseconds left until TS (0 once past).
+ */
+struct timespec;
+void sn_clock_wall_after(int64_t ms, struct timespec *ts);
+int sn_clock_wall_left_ms(const struct timespec *ts);
+
 struct sn_deadline {
 	int64_t at_ms;		/* on sn_clock_ms()'s clock */
 };
