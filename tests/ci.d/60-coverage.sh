@@ -131,7 +131,10 @@ run_suites() {
 			tap_ok "$s.bats passes in the coverage build ($p tests, $((SECONDS - t0)) s)"
 		else
 			tap_fail "$s.bats in the coverage build: $f of $((p + f)) failed ($((SECONDS - t0)) s; $tap)"
-			names=$(grep -E '^not ok ' "$tap" | head -n 10)
+			# Each failure with the first lines bats said about it.
+			names=$(awk '/^not ok / { f = 1; k = 0; print; next }
+				/^(ok|not ok) / { f = 0 }
+				f && /^#/ && k++ < 12' "$tap" | head -n 40)
 			[ -n "$names" ] || names=$(tail -n 10 "$tap")
 			printf '%s\n' "$names" | sed 's/^/#   /'
 		fi

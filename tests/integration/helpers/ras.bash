@@ -18,12 +18,17 @@ ras_job_start() {
 	export FAKE_NCCL_RAS_DIR=$SN_CLUSTER_DIR/tmp/$name.ras
 	mkdir -p "$FAKE_NCCL_RAS_DIR"
 	chmod 0777 "$FAKE_NCCL_RAS_DIR"
-	NCCL_COMM_ID=$host:$((20000 + RANDOM % 10000)) \
+	# The bootstrap root's port: below the ephemeral ports and above
+	# the test cluster's Slurm ports (SN_PORT, 20000-27999), ras_ports=
+	# (28100-28999) and fabric_ports= (29400-29499), where a listener would
+	# fail the job.
+	NCCL_COMM_ID=$host:$((29500 + RANDOM % 3200)) \
 		ras_as srun -J "$name" "$@" "${cmd[@]}" \
 		>"$RAS_OUT" 2>&1 3>&- &
 	RAS_SRUN=$!
-	sn__wait_for 300 ras_ready "$tasks" ||
-		sn_fail "nccl-job: not $tasks tasks ready: $(cat "$RAS_OUT")" ||
+	sn__wait_for 300 ras_ready_or_ended "$tasks"
+	ras_ready "$tasks" ||
+		sn_fail "nccl-job: not $tasks tasks ready ($(ras_srun_state)): $(cat "$RAS_OUT")" ||
 		return 1
 	RAS_JOB=$(squeue -h -n "$name" -o %i)
 	[ -n "$RAS_JOB" ] || sn_fail "no job $name in the queue"
@@ -31,6 +36,19 @@ ras_job_start() {
 
 ras_ready() {
 	[ "$(grep -c '^ready' "$RAS_OUT")" -eq "$1" ]
+}
+
+# Ready, or nothing more to wait for: srun has ended.
+ras_ready_or_ended() {
+	ras_ready "$1" || ! kill -0 "$RAS_SRUN" 2>/dev/null
+}
+
+ras_srun_state() {
+	if kill -0 "$RAS_SRUN" 2>/dev/null; then
+		echo "srun still running after 30 s; queue: $(squeue -h -o '%i %T %r' | tr '\n' ';')"
+	else
+		echo "srun ended"
+	fi
 }
 
 # Ends the job ras_job_start started (teardown).
