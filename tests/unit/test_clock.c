@@ -95,7 +95,7 @@ static void test_deadline_future(void **state)
 
 /*
  * The CLOCK_REALTIME deadline of the POSIX timed waits: normalised
- * (a carry into tv_sec), between two readings of that clock, and the
+ * (a carry into tv_sec, or a borrow from it), between two readings of that clock, and the
  * whole milliseconds left, 0 once past.
  */
 static void test_wall_deadline(void **state)
@@ -116,6 +116,15 @@ static void test_wall_deadline(void **state)
 	assert_true(left >= 1 && left <= 2999);
 
 	sn_clock_wall_after(-5000, &ts);
+	assert_int_equal(sn_clock_wall_left_ms(&ts), 0);
+	/* A borrow from tv_sec (unless now's tv_nsec is past 999 ms): a
+	 * past deadline POSIX still accepts. */
+	clock_gettime(CLOCK_REALTIME, &before);
+	sn_clock_wall_after(-1999, &ts);
+	assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+	at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	lo = (int64_t)before.tv_sec * 1000000000 + before.tv_nsec;
+	assert_true(at >= lo - 1999000000LL && at < lo - 1899000000LL);
 	assert_int_equal(sn_clock_wall_left_ms(&ts), 0);
 	sn_clock_wall_after(0, &ts);
 	assert_int_equal(sn_clock_wall_left_ms(&ts), 0);

@@ -27,9 +27,14 @@ void sn_clock_wall_after(int64_t ms, struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 	ts->tv_sec += (time_t)(ms / 1000);
 	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	/* One carry or borrow: both parts were in range, and ms % 1000 has
+	 * the sign of ms. */
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
+	} else if (ts->tv_nsec < 0) {
+		ts->tv_sec--;
+		ts->tv_nsec += 1000000000L;
 	}
 }
 
